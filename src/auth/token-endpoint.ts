@@ -1,0 +1,93 @@
+import { ResponseValidationError } from '../errors/client-errors.js';
+import { apiErrorFromResponse } from '../errors/from-response.js';
+import { oauthErrorFor } from '../errors/oauth.js';
+import { tokenResponseSchema } from '../schemas/auth.js';
+import { parseJson, type Transport, zodIssues } from '../transport/transport.js';
+import type { StoredToken } from './token-store.js';
+
+export const TOKEN_PATH = '/auth/token';
+/** The specification's default when a token response carries no `expires_in`. */
+const DEFAULT_EXPIRES_IN_SEC = 3600;
+
+export interface ClientCredentials {
+  clientId: string;
+  clientSecret: string;
+  clientAuth: 'body' | 'basic';
+  /** Space-delimited scopes to ask for; undefined asks for everything the credential holds. */
+  scope: string | undefined;
+}
+
+/** `application/x-www-form-urlencoded` encoding of one value, as RFC 6749 2.3.1 asks for Basic. */
+function formEncode(value: string): string {
+  return new URLSearchParams({ v: value }).toString().slice(2);
+}
+
+/** The HTTP Basic header of RFC 6749 2.3.1: id and secret form-encoded first, then base64. */
+export function basicAuthorization(clientId: string, clientSecret: string): string {
+  return `Basic ${Buffer.from(`${formEncode(clientId)}:${formEncode(clientSecret)}`).toString('base64')}`;
+}
+
+/** Exchanges the client credentials for a token (client-credentials grant), with retries. */
+export function fetchToken(
+  transport: Transport,
+  credentials: ClientCredentials,
+  now: () => number = Date.now,
+): Promise<StoredToken> {
+  const form = new URLSearchParams({ grant_type: 'client_credentials' });
+  const headers: Record<string, string> = {
+    'content-type': 'application/x-www-form-urlencoded',
+    accept: 'application/json',
+  };
+  if (credentials.clientAuth === 'basic') {
+    headers.authorization = basicAuthorization(credentials.clientId, credentials.clientSecret);
+  } else {
+    form.set('client_id', credentials.clientId);
+    form.set('client_secret', credentials.clientSecret);
+  }
+  if (credentials.scope) form.set('scope', credentials.scope);
+  const body = form.toString();
+
+  return transport.retrying('POST', TOKEN_PATH, true, undefined, async (attempt) => {
+    // The validity counts from before the request: the token may have been issued at its start.
+    const issuedAt = now();
+    const response = await transport.exchange(
+      { method: 'POST', path: TOKEN_PATH, headers, body },
+      attempt,
+      undefined,
+    );
+    const json = parseJson(response.text);
+    if (response.status >= 200 && response.status < 300) {
+      if (!json.ok) {
+        throw new ResponseValidationError('POST', TOKEN_PATH, response.status, [
+          { path: '', message: 'the body is not JSON' },
+        ]);
+      }
+      const parsed = tokenResponseSchema.safeParse(json.value);
+      if (!parsed.success) {
+        throw new ResponseValidationError('POST', TOKEN_PATH, response.status, zodIssues(parsed.error));
+      }
+      const expiresIn = parsed.data.expires_in ?? DEFAULT_EXPIRES_IN_SEC;
+      const scope = parsed.data.scope ?? credentials.scope ?? '';
+      return {
+        accessToken: parsed.data.access_token,
+        issuedAt,
+        expiresAt: issuedAt + expiresIn * 1000,
+        scopes: scope.split(' ').filter(Boolean),
+      };
+    }
+    const value = json.ok ? (json.value as Record<string, unknown> | null) : undefined;
+    if (value && typeof value === 'object' && typeof value.error === 'string') {
+      const description = typeof value.error_description === 'string' ? value.error_description : undefined;
+      throw oauthErrorFor(response.status, value.error, description);
+    }
+    throw apiErrorFromResponse({
+      status: response.status,
+      method: 'POST',
+      path: TOKEN_PATH,
+      headers: response.headers,
+      body: undefined,
+      requiredScopes: [],
+      grantedScopes: undefined,
+    });
+  });
+}

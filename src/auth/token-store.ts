@@ -1,0 +1,46 @@
+/** A token as the SDK keeps it. Treat it as a secret: it grants the token's scopes until it expires. */
+export interface StoredToken {
+  accessToken: string;
+  /** Milliseconds since the epoch when the token stops working (issue time + `expires_in`). */
+  expiresAt: number;
+  /** Milliseconds since the epoch when the token was issued. */
+  issuedAt: number;
+  /** The individual permissions the token carries. */
+  scopes: string[];
+}
+
+/**
+ * Where tokens are kept between calls. Plug in a shared store (Redis, a database) so that several
+ * processes use one token instead of each fetching its own. Keys already separate base URLs,
+ * client ids and requested scopes.
+ *
+ * @example
+ * const tokenStore: TokenStore = {
+ *   get: async (key) => JSON.parse((await redis.get(key)) ?? 'null') ?? undefined,
+ *   set: async (key, token) => { await redis.set(key, JSON.stringify(token), 'PXAT', token.expiresAt); },
+ *   delete: async (key) => { await redis.del(key); },
+ * };
+ * const client = new PartnerClient({ baseUrl, clientId, clientSecret, tokenStore });
+ */
+export interface TokenStore {
+  get(key: string): Promise<StoredToken | undefined>;
+  set(key: string, token: StoredToken): Promise<void>;
+  delete(key: string): Promise<void>;
+}
+
+/** The default store: this process's memory. Its contents never show in `util.inspect`. */
+export class MemoryTokenStore implements TokenStore {
+  readonly #tokens = new Map<string, StoredToken>();
+
+  async get(key: string): Promise<StoredToken | undefined> {
+    return this.#tokens.get(key);
+  }
+
+  async set(key: string, token: StoredToken): Promise<void> {
+    this.#tokens.set(key, token);
+  }
+
+  async delete(key: string): Promise<void> {
+    this.#tokens.delete(key);
+  }
+}

@@ -1,0 +1,201 @@
+import { API_ERROR_BRAND, PartnerError } from './base.js';
+
+/** The codes the specification names. Others arrive as plain strings and are kept. */
+export type KnownErrorCode =
+  | 'VALIDATION_FAILED'
+  | 'USER_NOT_FOUND'
+  | 'WALLET_NOT_LINKED'
+  | 'INTENT_NOT_FOUND'
+  | 'INSUFFICIENT_BALANCE';
+export type ErrorCode = KnownErrorCode | (string & {});
+
+/** The parsed `WWW-Authenticate` challenge of a 401. */
+export interface AuthChallenge {
+  scheme: string;
+  /** `invalid_token` when a token was presented and rejected; absent when none was sent. */
+  error?: string;
+  errorDescription?: string;
+}
+
+export interface ApiErrorInit {
+  status: number;
+  method: string;
+  path: string;
+  code?: string | undefined;
+  message: string;
+  /** HTTP status text as the envelope's `error` field gives it. */
+  statusText?: string | undefined;
+  /** Fields of the error body beyond `statusCode`, `error`, `code` and `message`. */
+  details?: Record<string, unknown>;
+  requestId?: string | undefined;
+  challenge?: AuthChallenge | undefined;
+  retryAfterMs?: number | undefined;
+}
+
+/**
+ * An error answer from a data endpoint (the `{statusCode, error, code, message}` envelope, or any
+ * non-success status). Branch on `code` (stable) or on the subclass, never on `message`.
+ *
+ * @example
+ * if (isApiError(e, 'INTENT_NOT_FOUND')) rebuildIntent();
+ */
+export class ApiError extends PartnerError {
+  override name: string = 'ApiError';
+  readonly [API_ERROR_BRAND] = true;
+  readonly status: number;
+  readonly code: ErrorCode | undefined;
+  readonly method: string;
+  readonly path: string;
+  readonly statusText: string | undefined;
+  readonly details: Record<string, unknown>;
+  readonly requestId: string | undefined;
+
+  constructor(init: ApiErrorInit) {
+    super(init.message);
+    this.status = init.status;
+    this.code = init.code;
+    this.method = init.method;
+    this.path = init.path;
+    this.statusText = init.statusText;
+    this.details = init.details ?? {};
+    this.requestId = init.requestId;
+  }
+}
+
+/** 400: fix the request; retrying the same request does not help. */
+export class BadRequestError extends ApiError {
+  override name = 'BadRequestError';
+}
+
+/**
+ * 401: the access token was missing, malformed, expired or revoked. The SDK already fetched a new
+ * token and replayed the request once; when `credentialStopped` is true a freshly issued token was
+ * rejected too, which means the credential or its organisation is stopped (revoked, suspended).
+ */
+export class AuthenticationError extends ApiError {
+  override name = 'AuthenticationError';
+  readonly challenge: AuthChallenge | undefined;
+  /** True when a token issued just before the request was rejected. */
+  readonly credentialStopped: boolean;
+
+  constructor(init: ApiErrorInit & { credentialStopped?: boolean }) {
+    super(init);
+    this.challenge = init.challenge;
+    this.credentialStopped = init.credentialStopped ?? false;
+  }
+
+  /** True when the service named the presented token invalid (`error="invalid_token"`). */
+  get invalidToken(): boolean {
+    return this.challenge?.error === 'invalid_token';
+  }
+}
+
+/** 403: the token lacks a scope the endpoint needs. The message names both. */
+export class PermissionDeniedError extends ApiError {
+  override name = 'PermissionDeniedError';
+  readonly requiredScopes: readonly string[];
+  readonly grantedScopes: readonly string[] | undefined;
+
+  constructor(
+    init: ApiErrorInit & {
+      requiredScopes?: readonly string[];
+      grantedScopes?: readonly string[] | undefined;
+    },
+  ) {
+    super(init);
+    this.requiredScopes = init.requiredScopes ?? [];
+    this.grantedScopes = init.grantedScopes;
+  }
+}
+
+/** 404: no such resource, or it belongs to another partner (the service does not say which). */
+export class NotFoundError extends ApiError {
+  override name = 'NotFoundError';
+}
+
+/** 409: the email or wallet address already belongs to another user. */
+export class ConflictError extends ApiError {
+  override name = 'ConflictError';
+}
+
+/** 429: slow down; `retryAfterMs` is the server's `Retry-After`, when it sent one. */
+export class RateLimitError extends ApiError {
+  override name = 'RateLimitError';
+  readonly retryAfterMs: number | undefined;
+
+  constructor(init: ApiErrorInit) {
+    super(init);
+    this.retryAfterMs = init.retryAfterMs;
+  }
+}
+
+/** 503: the bridge is unreachable, its fee is above the route's ceiling, or the quote expires too soon. */
+export class ServiceUnavailableError extends ApiError {
+  override name = 'ServiceUnavailableError';
+  readonly retryAfterMs: number | undefined;
+
+  constructor(init: ApiErrorInit) {
+    super(init);
+    this.retryAfterMs = init.retryAfterMs;
+  }
+}
+
+/** Any other 5xx. */
+export class InternalServerError extends ApiError {
+  override name = 'InternalServerError';
+}
+
+/** 400 `VALIDATION_FAILED`: `errors` lists each failure. */
+export class ValidationFailedError extends BadRequestError {
+  override name = 'ValidationFailedError';
+  readonly errors: string[];
+
+  constructor(init: ApiErrorInit & { errors: string[] }) {
+    super(init);
+    this.errors = init.errors;
+  }
+}
+
+/** The token a wallet is short of, as `INSUFFICIENT_BALANCE` names it. */
+export interface ShortToken {
+  address: string;
+  symbol: string;
+  decimals: number;
+}
+
+/**
+ * 400 `INSUFFICIENT_BALANCE`: the wallet cannot afford `amount + gasFee`. Figures are base units.
+ * With `maxAmount: true` it means the wallet cannot afford even the smallest amount.
+ */
+export class InsufficientBalanceError extends BadRequestError {
+  override name = 'InsufficientBalanceError';
+  readonly token: ShortToken;
+  readonly required: bigint;
+  readonly available: bigint;
+  readonly shortfall: bigint;
+
+  constructor(
+    init: ApiErrorInit & { token: ShortToken; required: bigint; available: bigint; shortfall: bigint },
+  ) {
+    super(init);
+    this.token = init.token;
+    this.required = init.required;
+    this.available = init.available;
+    this.shortfall = init.shortfall;
+  }
+}
+
+/** 400 `WALLET_NOT_LINKED`: the user has no linked wallet. */
+export class WalletNotLinkedError extends BadRequestError {
+  override name = 'WalletNotLinkedError';
+}
+
+/** 400 `INTENT_NOT_FOUND`: the intent was spent or expired; build a new one instead of retrying. */
+export class IntentNotFoundError extends BadRequestError {
+  override name = 'IntentNotFoundError';
+}
+
+/** `USER_NOT_FOUND`: no such user for this partner. */
+export class UserNotFoundError extends NotFoundError {
+  override name = 'UserNotFoundError';
+}

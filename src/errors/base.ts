@@ -1,0 +1,55 @@
+/** Marks every error thrown by this package; `Symbol.for` makes it the same symbol in every copy. */
+export const ERROR_BRAND: unique symbol = Symbol.for('partner-s2s-sdk.error') as never;
+/** Marks errors that carry an HTTP answer of a data endpoint. */
+export const API_ERROR_BRAND: unique symbol = Symbol.for('partner-s2s-sdk.api-error') as never;
+
+/** Turns bigints into strings so that `JSON.stringify(error)` never throws. */
+export function jsonSafe(value: unknown): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (Array.isArray(value)) return value.map(jsonSafe);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, inner] of Object.entries(value)) out[key] = jsonSafe(inner);
+    return out;
+  }
+  return value;
+}
+
+/**
+ * The base of every error this SDK throws. Use {@link isPartnerError} rather than `instanceof`
+ * when two copies of the package may be loaded (a bundled dependency, ESM and CJS side by side).
+ *
+ * @example
+ * try { await client.bridge.routes(); }
+ * catch (e) { if (isPartnerError(e)) log.warn(e.toJSON()); else throw e; }
+ */
+export class PartnerError extends Error {
+  override name = 'PartnerError';
+  readonly [ERROR_BRAND] = true;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+  }
+
+  /** A log-safe plain object: no secrets, no tokens, bigints as decimal strings. */
+  toJSON(): Record<string, unknown> {
+    const out: Record<string, unknown> = { name: this.name, message: this.message };
+    for (const [key, value] of Object.entries(this)) {
+      if (key === 'cause' || key === 'stack') continue;
+      out[key] = jsonSafe(value);
+    }
+    return out;
+  }
+}
+
+/**
+ * True for any error thrown by this SDK, from any copy of the package.
+ *
+ * @example
+ * if (isPartnerError(e)) console.error(e.name, e.message);
+ */
+export function isPartnerError(error: unknown): error is PartnerError {
+  return (
+    typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[ERROR_BRAND] === true
+  );
+}

@@ -1,0 +1,73 @@
+import { PartnerError } from './base.js';
+
+/** One failed check of a bridge batch. */
+export interface VerificationIssue {
+  /** Stable identifier of the check, e.g. `approve.amount`. */
+  check: string;
+  message: string;
+  expected?: string;
+  actual?: string;
+}
+
+/**
+ * The batch does not do exactly what was asked: do not sign it. `issues` lists every failed check.
+ *
+ * @example
+ * catch (e) { if (e instanceof BatchVerificationError) for (const i of e.issues) log(i.check, i.message); }
+ */
+export class BatchVerificationError extends PartnerError {
+  override name = 'BatchVerificationError' as const;
+  readonly issues: VerificationIssue[];
+
+  constructor(issues: VerificationIssue[]) {
+    const first = issues
+      .slice(0, 3)
+      .map((issue) => `${issue.check}: ${issue.message}`)
+      .join('; ');
+    super(
+      `Bridge batch rejected (${issues.length} issue${issues.length === 1 ? '' : 's'}): ${first}${issues.length > 3 ? '; …' : ''}`,
+    );
+    this.issues = issues;
+  }
+}
+
+/**
+ * A submit timed out or lost its connection and the SDK could not find out whether the service
+ * took it. Do not rebuild blindly: look the transfer up (or confirm `userOpHash` on chain) first.
+ */
+export class SubmitOutcomeUnknownError extends PartnerError {
+  override name = 'SubmitOutcomeUnknownError' as const;
+  readonly intentId: string;
+  readonly transferId: string | undefined;
+  readonly userOpHash: string | undefined;
+
+  constructor(init: {
+    intentId: string;
+    transferId?: string | undefined;
+    userOpHash?: string | undefined;
+    cause?: unknown;
+  }) {
+    super(
+      `The outcome of submitting intent ${init.intentId} is unknown; check transfer ${init.transferId ?? '(unknown)'} before rebuilding`,
+      { cause: init.cause },
+    );
+    this.intentId = init.intentId;
+    this.transferId = init.transferId;
+    this.userOpHash = init.userOpHash;
+  }
+}
+
+/** A callback body that is broken JSON or a bridge transfer with missing or mistyped fields. */
+export class CallbackParseError extends PartnerError {
+  override name = 'CallbackParseError' as const;
+  readonly issues: { path: string; message: string }[];
+
+  constructor(
+    message: string,
+    issues: { path: string; message: string }[] = [],
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.issues = issues;
+  }
+}

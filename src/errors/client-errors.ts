@@ -1,0 +1,101 @@
+import { PartnerError } from './base.js';
+
+/** One problem with the arguments of a call: where it is and what is wrong. */
+export interface ArgumentIssue {
+  /** Dotted path of the argument, e.g. `amount` or `authorization.r`. */
+  path: string;
+  message: string;
+}
+
+/**
+ * Bad input caught before any request was sent: nothing reached the service.
+ *
+ * @example
+ * await client.bridge.quote({ userId: 'u1', routeId: 'r1', amount: '-1' });
+ * // ArgumentError: Invalid arguments to bridge.quote: amount: must be a positive decimal …
+ */
+export class ArgumentError extends PartnerError {
+  override name = 'ArgumentError' as const;
+  readonly issues: ArgumentIssue[];
+
+  constructor(where: string, issues: ArgumentIssue[]) {
+    const list = issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message));
+    super(`Invalid arguments to ${where}: ${list.join('; ')}`);
+    this.issues = issues;
+  }
+}
+
+/**
+ * The service could not be reached, or the connection broke before a full answer arrived.
+ * The transport error is kept in `cause`; the message stays generic so that no host name or
+ * header leaks into logs.
+ */
+export class ConnectionError extends PartnerError {
+  override name = 'ConnectionError' as const;
+  readonly method: string;
+  readonly path: string;
+
+  constructor(method: string, path: string, options?: { cause?: unknown }) {
+    super(`Connection error on ${method} ${path}`, options);
+    this.method = method;
+    this.path = path;
+  }
+}
+
+/** No complete answer arrived within `timeoutMs` (one attempt, body included). */
+export class TimeoutError extends PartnerError {
+  override name = 'TimeoutError' as const;
+  readonly method: string;
+  readonly path: string;
+  readonly timeoutMs: number;
+
+  constructor(method: string, path: string, timeoutMs: number) {
+    super(`${method} ${path} timed out after ${timeoutMs} ms`);
+    this.method = method;
+    this.path = path;
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/**
+ * The caller's `AbortSignal` fired. Its reason is kept in `cause`. The name matches the DOM's so
+ * that existing `e.name === 'AbortError'` checks keep working.
+ */
+export class AbortError extends PartnerError {
+  override name = 'AbortError' as const;
+
+  constructor(options?: { cause?: unknown }) {
+    super('The operation was aborted', options);
+  }
+}
+
+/** One place where a server answer did not fit the shape the SDK knows. */
+export interface ResponseIssue {
+  path: string;
+  message: string;
+}
+
+/**
+ * The server answered with a status that means success, but with a body the SDK does not know
+ * (broken JSON, missing or mistyped fields, or, with `strict: true`, unknown fields or values).
+ * The body itself is not kept: it may hold a token.
+ */
+export class ResponseValidationError extends PartnerError {
+  override name = 'ResponseValidationError' as const;
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly issues: ResponseIssue[];
+
+  constructor(method: string, path: string, status: number, issues: ResponseIssue[]) {
+    const list = issues
+      .slice(0, 5)
+      .map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message))
+      .join('; ');
+    super(`Unexpected response to ${method} ${path} (${status}): ${list}${issues.length > 5 ? '; …' : ''}`);
+    this.method = method;
+    this.path = path;
+    this.status = status;
+    this.issues = issues;
+  }
+}

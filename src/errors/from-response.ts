@@ -1,0 +1,168 @@
+import {
+  ApiError,
+  type ApiErrorInit,
+  type AuthChallenge,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  InsufficientBalanceError,
+  IntentNotFoundError,
+  InternalServerError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  ServiceUnavailableError,
+  UserNotFoundError,
+  ValidationFailedError,
+  WalletNotLinkedError,
+} from './api-error.js';
+
+const ENVELOPE_KEYS = new Set(['statusCode', 'error', 'code', 'message']);
+const INTEGER = /^-?\d+$/;
+
+/** Parses `Retry-After` as delta-seconds or an HTTP date; undefined when absent or unusable. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
+
+/** Parses the first challenge of a `WWW-Authenticate` header (RFC 7235 auth-params). */
+export function parseChallenge(value: string | null): AuthChallenge | undefined {
+  if (!value) return undefined;
+  const match = /^\s*([A-Za-z0-9!#$%&'*+.^_`|~-]+)\s*(.*)$/.exec(value);
+  if (!match) return undefined;
+  const challenge: AuthChallenge = { scheme: match[1]! };
+  const params = /([A-Za-z0-9_-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))/g;
+  for (let param = params.exec(match[2]!); param; param = params.exec(match[2]!)) {
+    const raw = param[2] !== undefined ? param[2].replace(/\\(.)/g, '$1') : (param[3] ?? '');
+    const name = param[1]!.toLowerCase();
+    if (name === 'error') challenge.error = raw;
+    else if (name === 'error_description') challenge.errorDescription = raw;
+  }
+  return challenge;
+}
+
+export interface ErrorResponse {
+  status: number;
+  method: string;
+  path: string;
+  headers: Headers;
+  /** The parsed body, or undefined when it was not JSON. */
+  body: unknown;
+  requiredScopes: readonly string[];
+  grantedScopes: readonly string[] | undefined;
+  /** Set when the 401 came back for a token issued for this very request. */
+  credentialStopped?: boolean;
+}
+
+function insufficientBalanceFields(details: Record<string, unknown>) {
+  const { token, required, available, shortfall } = details;
+  if (typeof token !== 'object' || token === null) return undefined;
+  const { address, symbol, decimals } = token as Record<string, unknown>;
+  if (typeof address !== 'string' || typeof symbol !== 'string' || !Number.isInteger(decimals))
+    return undefined;
+  const figures = [required, available, shortfall];
+  if (!figures.every((figure) => typeof figure === 'string' && INTEGER.test(figure))) return undefined;
+  return {
+    token: { address, symbol, decimals: decimals as number },
+    required: BigInt(required as string),
+    available: BigInt(available as string),
+    shortfall: BigInt(shortfall as string),
+  };
+}
+
+function defaultMessage(status: number, statusText: string | undefined): string {
+  return statusText ? `${status} ${statusText}` : `HTTP ${status}`;
+}
+
+/**
+ * Chooses the error class for an error answer: by `code` first (the stable identifier), then by
+ * status. A body that is not the envelope (an HTML page from a proxy) still gets its status class.
+ */
+export function apiErrorFromResponse(response: ErrorResponse): ApiError {
+  const { status, method, path, headers } = response;
+  const envelope =
+    typeof response.body === 'object' && response.body !== null && !Array.isArray(response.body)
+      ? (response.body as Record<string, unknown>)
+      : undefined;
+  const code = typeof envelope?.code === 'string' ? envelope.code : undefined;
+  const statusText = typeof envelope?.error === 'string' ? envelope.error : undefined;
+  const serverMessage = typeof envelope?.message === 'string' ? envelope.message : undefined;
+  const details: Record<string, unknown> = {};
+  if (envelope)
+    for (const [key, value] of Object.entries(envelope)) if (!ENVELOPE_KEYS.has(key)) details[key] = value;
+
+  const init: ApiErrorInit = {
+    status,
+    method,
+    path,
+    code,
+    statusText,
+    details,
+    message: `${method} ${path}: ${serverMessage ?? defaultMessage(status, statusText)}${code ? ` [${code}]` : ''}`,
+    requestId: headers.get('x-request-id') ?? undefined,
+  };
+
+  switch (code) {
+    case 'VALIDATION_FAILED': {
+      const errors = Array.isArray(details.errors)
+        ? details.errors.filter((entry): entry is string => typeof entry === 'string')
+        : (serverMessage?.split('; ') ?? []);
+      return new ValidationFailedError({ ...init, errors });
+    }
+    case 'INSUFFICIENT_BALANCE': {
+      const fields = insufficientBalanceFields(details);
+      if (fields) return new InsufficientBalanceError({ ...init, ...fields });
+      break;
+    }
+    case 'WALLET_NOT_LINKED':
+      return new WalletNotLinkedError(init);
+    case 'INTENT_NOT_FOUND':
+      return new IntentNotFoundError(init);
+    case 'USER_NOT_FOUND':
+      return new UserNotFoundError(init);
+  }
+
+  if (status === 400) return new BadRequestError(init);
+  if (status === 401) {
+    const challenge = parseChallenge(headers.get('www-authenticate'));
+    const stopped = response.credentialStopped ?? false;
+    const reason = stopped
+      ? 'a freshly issued token was rejected: the credential or its organisation is stopped (revoked or suspended)'
+      : challenge?.error === 'invalid_token'
+        ? 'the access token was rejected'
+        : 'no valid access token was presented';
+    return new AuthenticationError({
+      ...init,
+      message: `${init.message} (${reason})`,
+      challenge,
+      credentialStopped: stopped,
+    });
+  }
+  if (status === 403) {
+    const needs = response.requiredScopes.length > 0 ? response.requiredScopes.join(' and ') : 'a scope';
+    const holds =
+      response.grantedScopes === undefined
+        ? 'unknown'
+        : response.grantedScopes.length > 0
+          ? response.grantedScopes.join(', ')
+          : 'none';
+    return new PermissionDeniedError({
+      ...init,
+      message: `${init.message} (needs ${needs}; the token holds: ${holds})`,
+      requiredScopes: response.requiredScopes,
+      grantedScopes: response.grantedScopes,
+    });
+  }
+  if (status === 404) return new NotFoundError(init);
+  if (status === 409) return new ConflictError(init);
+  const retryAfterMs = parseRetryAfter(headers.get('retry-after'));
+  if (status === 429) return new RateLimitError({ ...init, retryAfterMs });
+  if (status === 503) return new ServiceUnavailableError({ ...init, retryAfterMs });
+  if (status >= 500) return new InternalServerError(init);
+  return new ApiError(init);
+}

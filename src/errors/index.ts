@@ -1,0 +1,6 @@
+export * from './api-error.js';
+export { isPartnerError, PartnerError } from './base.js';
+export * from './bridge-errors.js';
+export * from './client-errors.js';
+export { isApiError } from './guards.js';
+export * from './oauth.js';

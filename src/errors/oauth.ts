@@ -1,0 +1,51 @@
+import { PartnerError } from './base.js';
+
+/**
+ * The token endpoint refused to issue a token (`{error, error_description}`, RFC 6749 5.2).
+ * `error` is the OAuth code; unknown codes keep their string.
+ */
+export class OAuthError extends PartnerError {
+  override name: string = 'OAuthError';
+  readonly status: number;
+  readonly error: string;
+  readonly errorDescription: string | undefined;
+
+  constructor(status: number, error: string, errorDescription?: string) {
+    super(`Token request failed (${status} ${error})${errorDescription ? `: ${errorDescription}` : ''}`);
+    this.status = status;
+    this.error = error;
+    this.errorDescription = errorDescription;
+  }
+}
+
+/** 401 `invalid_client`: unknown client id, wrong secret, or the credential or organisation is not active. */
+export class InvalidClientError extends OAuthError {
+  override name = 'InvalidClientError';
+}
+
+/** 400 `invalid_scope`: a requested scope (or wildcard) is not fully held by the credential. */
+export class InvalidScopeError extends OAuthError {
+  override name = 'InvalidScopeError';
+}
+
+/** 400 `unsupported_grant_type`. */
+export class UnsupportedGrantTypeError extends OAuthError {
+  override name = 'UnsupportedGrantTypeError';
+}
+
+/** 400 `invalid_request`: missing or malformed parameters. */
+export class InvalidRequestError extends OAuthError {
+  override name = 'InvalidRequestError';
+}
+
+const OAUTH_CLASSES: Record<string, typeof OAuthError> = {
+  invalid_client: InvalidClientError,
+  invalid_scope: InvalidScopeError,
+  unsupported_grant_type: UnsupportedGrantTypeError,
+  invalid_request: InvalidRequestError,
+};
+
+export function oauthErrorFor(status: number, error: string, errorDescription?: string): OAuthError {
+  const Class = OAUTH_CLASSES[error] ?? OAuthError;
+  return new Class(status, error, errorDescription);
+}

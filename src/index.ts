@@ -1,0 +1,49 @@
+export type { StoredToken, TokenStore } from './auth/token-store.js';
+export { MemoryTokenStore } from './auth/token-store.js';
+export { fromRawAmount, toRawAmount } from './bridge/amounts.js';
+export { API_PREFIX, type FetchLike, PartnerClient, type PartnerClientOptions } from './client.js';
+export * from './errors/index.js';
+export type { Bridge } from './resources/bridge.js';
+export { Page, PagePromise } from './resources/pagination.js';
+export type {
+  AmountInput,
+  AuthorizationSignature,
+  BridgeConstructParams,
+  BridgeFeeEstimateParams,
+  BridgeQuoteParams,
+  BridgeSendParams,
+  TransferGetParams,
+  TransferListParams,
+} from './resources/params.js';
+export type { Transfers } from './resources/transfers.js';
+export { KNOWN_SCOPES, type KnownScope, type Me, type Scope } from './schemas/auth.js';
+export {
+  type BridgeBundle,
+  type BridgeConstructResult,
+  type BridgeFeeEstimate,
+  type BridgeQuote,
+  type BridgeRoute,
+  type BridgeSendResult,
+  type BridgeTransfer,
+  type BundleAuthorization,
+  type BundleCall,
+  FINAL_STATES,
+  type KnownTransferStatus,
+  type RouteLimits,
+  type RouteTargets,
+  type TokenSide,
+  TRANSFER_STATES,
+  type TransferSide,
+  type TransferStatus,
+  type UserOperationJson,
+} from './schemas/bridge.js';
+export type { Address, DecimalString, Hex, RawAmountString } from './schemas/common.js';
+export type {
+  ClientEvents,
+  RequestEvent,
+  ResponseEvent,
+  RetryEvent,
+  TokenEvent,
+} from './transport/events.js';
+export type { RetryOptions } from './transport/retry.js';
+export type { RequestOptions } from './transport/transport.js';

@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import { decimalLiteral } from '../bridge/amounts.js';
+import { nonEmptyString } from '../internal/args.js';
+import { TRANSFER_STATES, type TransferStatus } from '../schemas/bridge.js';
+import type { Hex } from '../schemas/common.js';
+import { JsonNumber } from '../transport/json.js';
+
+/** A decimal amount in source-token units: a string (`'25.5'`, sent digit for digit) or a number. */
+export type AmountInput = string | number;
+
+export interface BridgeQuoteParams {
+  userId: string;
+  routeId: string;
+  /** Source-token units. */
+  amount: AmountInput;
+}
+
+export interface BridgeFeeEstimateParams {
+  routeId: string;
+  /** Source-token units: the wallet balance to estimate a `maxAmount` bridge for. */
+  amount: AmountInput;
+}
+
+/** Either an `amount`, or `maxAmount: true` to bridge the balance less the gas fee. Never both. */
+export type BridgeConstructParams =
+  | { userId: string; routeId: string; amount: AmountInput; maxAmount?: false }
+  | { userId: string; routeId: string; maxAmount: true; amount?: undefined };
+
+/** The EIP-7702 authorization signature, as the service takes it. */
+export interface AuthorizationSignature {
+  r: Hex;
+  s: Hex;
+  yParity: 0 | 1;
+}
+
+export interface BridgeSendParams {
+  userId: string;
+  intentId: string;
+  /** `0xff00` ‖ the 65-byte EIP-191 signature over `userOpHash` (67 bytes). */
+  signature: Hex;
+  /** Only when the bundle's `authorization` was not null. */
+  authorization?: AuthorizationSignature | undefined;
+}
+
+export interface TransferListParams {
+  userId: string;
+  /** Only transfers in this state. */
+  status?: TransferStatus;
+  /** Page size, 1 to 100. */
+  limit?: number;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+export interface TransferGetParams {
+  userId: string;
+  transferId: string;
+}
+
+const amount = z.unknown().transform((value, ctx) => {
+  const checked = decimalLiteral(value);
+  if ('error' in checked) {
+    ctx.addIssue({ code: 'custom', message: checked.error });
+    return z.NEVER;
+  }
+  return new JsonNumber(checked.literal);
+});
+
+const hexBytes = (bytes: number) =>
+  z.string().regex(new RegExp(`^0x[0-9a-fA-F]{${bytes * 2}}$`), `must be ${bytes} bytes of 0x-prefixed hex`);
+
+export const quoteArgs = z.strictObject({ userId: nonEmptyString, routeId: nonEmptyString, amount });
+export const feeEstimateArgs = z.strictObject({ routeId: nonEmptyString, amount });
+
+export const constructArgs = z
+  .strictObject({
+    userId: nonEmptyString,
+    routeId: nonEmptyString,
+    amount: amount.optional(),
+    maxAmount: z.boolean({ error: 'must be true or false' }).optional(),
+  })
+  .superRefine((value, ctx) => {
+    if (value.maxAmount === true && value.amount !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'give either amount or maxAmount: true, not both',
+        path: ['maxAmount'],
+      });
+    } else if (value.maxAmount !== true && value.amount === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'required unless maxAmount is true', path: ['amount'] });
+    }
+  });
+
+export const sendArgs = z.strictObject({
+  userId: nonEmptyString,
+  intentId: nonEmptyString,
+  signature: hexBytes(67).refine(
+    (value) => value.slice(0, 6).toLowerCase() === '0xff00',
+    'must start with 0xff00',
+  ),
+  authorization: z
+    .strictObject({
+      r: hexBytes(32),
+      s: hexBytes(32),
+      yParity: z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' }),
+    })
+    .optional(),
+});
+
+export const listArgs = z.strictObject({
+  userId: nonEmptyString,
+  status: z.enum(TRANSFER_STATES, { error: `must be one of ${TRANSFER_STATES.join(', ')}` }).optional(),
+  limit: z
+    .int({ error: 'must be an integer' })
+    .min(1, 'must be at least 1')
+    .max(100, 'must be at most 100')
+    .optional(),
+  cursor: nonEmptyString.optional(),
+});
+
+export const getArgs = z.strictObject({ userId: nonEmptyString, transferId: nonEmptyString });

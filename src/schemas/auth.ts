@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { openEnum, record } from './common.js';
+
+/** Every scope the specification names. New ones may appear; they arrive as plain strings. */
+export const KNOWN_SCOPES = [
+  'pools:read',
+  'stocks:read',
+  'bridge:read',
+  'users:read',
+  'users:write',
+  'portfolio:read',
+  'transactions:read',
+  'transactions:write',
+  'rates:read',
+  'all:read',
+  'all:write',
+] as const;
+export type KnownScope = (typeof KNOWN_SCOPES)[number];
+/** A permission. Tokens and `me()` list individual permissions only, never wildcards. */
+export type Scope = KnownScope | (string & {});
+
+/** What `me()` answers: the token's permissions, and whatever else the service adds. */
+export interface Me {
+  scopes: Scope[];
+  [field: string]: unknown;
+}
+
+export const tokenResponseSchema = z.looseObject({
+  access_token: z
+    .string()
+    .min(1)
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
+  token_type: z.string().refine((value) => value.toLowerCase() === 'bearer', 'must be Bearer'),
+  expires_in: z.number().positive().finite().optional(),
+  scope: z.string().optional(),
+});
+export type TokenResponse = z.infer<typeof tokenResponseSchema>;
+
+export function meSchemas(strict: boolean) {
+  return record(strict, {
+    data: record(strict, { scopes: z.array(openEnum(strict, KNOWN_SCOPES)) }),
+  });
+}

@@ -1,0 +1,292 @@
+import { z } from 'zod';
+import {
+  type Address,
+  address,
+  type DecimalString,
+  decimalString,
+  type Hex,
+  hash32,
+  hex,
+  nonNegativeInt,
+  openEnum,
+  type RawAmountString,
+  rawAmountString,
+  record,
+  timestamp,
+} from './common.js';
+
+/** One side of a route. Decimals may differ between the two sides. */
+export interface TokenSide {
+  symbol: string;
+  /** Chain name, e.g. `base`. */
+  chain: string;
+  chainId: number;
+  contractAddress: Address;
+  decimals: number;
+}
+
+/** Live bounds of a route, in source-token units. */
+export interface RouteLimits {
+  minAmount: DecimalString;
+  /** The largest amount that fills at the quoted speed. */
+  maxAmount: DecimalString;
+  minAmountRaw: RawAmountString;
+  maxAmountRaw: RawAmountString;
+  /** ISO 8601 time the limits were read from the bridge (cached up to a minute). */
+  fetchedAt: string;
+}
+
+/** Contracts the batch calls on the source chain; a verifier allowlists exactly these. */
+export interface RouteTargets {
+  /** The bridge deposit contract. */
+  bridge: Address;
+  /** The source token. */
+  token: Address;
+  /** Receives the gas fee. */
+  treasury: Address;
+}
+
+/** One direction between two chains. The reverse direction is a separate route with its own id. */
+export interface BridgeRoute {
+  routeId: string;
+  provider: string;
+  from: TokenSide;
+  to: TokenSide;
+  /** `null` when the bridge cannot be reached: quote and construct then answer 503. */
+  limits: RouteLimits | null;
+  targets: RouteTargets;
+}
+
+/** An indicative price for bridging `amountIn`. */
+export interface BridgeQuote {
+  routeId: string;
+  /** Deposited, source units. */
+  amountIn: DecimalString;
+  amountInRaw: RawAmountString;
+  /** Delivered, destination units. */
+  amountOut: DecimalString;
+  amountOutRaw: RawAmountString;
+  /** Kept by the bridge, taken out of the amount. */
+  providerFee: DecimalString;
+  providerFeeRaw: RawAmountString;
+  /** Sponsored gas, charged on top of the amount, in `gasFeeToken` on the source chain. */
+  gasFee: DecimalString;
+  gasFeeRaw: RawAmountString;
+  gasFeeToken: string;
+  etaSec: number;
+  expiresAt: string;
+  limits: RouteLimits | null;
+}
+
+/** The gas fee on an amount and what a `maxAmount` construct would about bridge. */
+export interface BridgeFeeEstimate {
+  /** Amount minus the gas fee. */
+  finalAmount: DecimalString;
+  /** Always 0 on a bridge. */
+  feePercent?: number | string;
+  /** Always 0 on a bridge. */
+  systemFeeUsd?: number | string;
+  [field: string]: unknown;
+}
+
+export interface BundleCall {
+  target: Address;
+  value: Hex;
+  data: Hex;
+}
+
+/** The EIP-7702 authorization to sign, when the wallet is not yet delegated on the source chain. */
+export interface BundleAuthorization {
+  chainId: number;
+  address: Address;
+  nonce: number;
+}
+
+/** The unsigned user operation. Only `sender` is specified; every other field is kept as sent. */
+export interface UserOperationJson {
+  sender: Address;
+  [field: string]: unknown;
+}
+
+/** An unsigned batch on the source chain. Verify it before signing it. */
+export interface BridgeBundle {
+  chainId: number;
+  entryPoint: Address;
+  delegate: Address;
+  calls: BundleCall[];
+  userOp: UserOperationJson;
+  /** The 32-byte hash the wallet signs. */
+  userOpHash: Hex;
+  authorization: BundleAuthorization | null;
+}
+
+/** What construct returns. The numbers of `quote` are the ones that count. */
+export interface BridgeConstructResult {
+  transferId: string;
+  intentId: string;
+  bundle: BridgeBundle;
+  quote: BridgeQuote;
+}
+
+export interface BridgeSendResult {
+  userOpHash: Hex;
+  transferId: string;
+}
+
+export const TRANSFER_STATES = [
+  'pending',
+  'submitted',
+  'source_confirmed',
+  'delivered',
+  'refund_pending',
+  'refunded',
+  'failed',
+  'expired',
+] as const;
+export type KnownTransferStatus = (typeof TRANSFER_STATES)[number];
+/** A transfer state; a state added by the service later arrives as its string. */
+export type TransferStatus = KnownTransferStatus | (string & {});
+/** States after which a transfer never changes. */
+export const FINAL_STATES: ReadonlySet<string> = new Set(['delivered', 'refunded', 'failed', 'expired']);
+
+export interface TransferSide {
+  chain: string;
+  chainId: number;
+  token: string;
+  tokenAddress: Address;
+  decimals: number;
+  amount: DecimalString;
+  amountRaw: RawAmountString;
+}
+
+/** A bridge transfer: the single-transfer read, and exactly what every bridge callback carries. */
+export interface BridgeTransfer {
+  transferId: string;
+  userId: string;
+  routeId: string;
+  status: TransferStatus;
+  provider: string;
+  providerRef: string;
+  source: TransferSide;
+  destination: TransferSide;
+  providerFee: DecimalString;
+  providerFeeRaw: RawAmountString;
+  gasFee: DecimalString;
+  gasFeeRaw: RawAmountString;
+  gasFeeToken: string;
+  srcTxHash: string;
+  dstTxHash: string | null;
+  refundTxHash: string | null;
+  failureReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+function build(strict: boolean) {
+  const tokenSide = record(strict, {
+    symbol: z.string(),
+    chain: z.string(),
+    chainId: nonNegativeInt,
+    contractAddress: address,
+    decimals: nonNegativeInt,
+  });
+  const limits = record(strict, {
+    minAmount: decimalString,
+    maxAmount: decimalString,
+    minAmountRaw: rawAmountString,
+    maxAmountRaw: rawAmountString,
+    fetchedAt: timestamp,
+  });
+  const route = record(strict, {
+    routeId: z.string(),
+    provider: z.string(),
+    from: tokenSide,
+    to: tokenSide,
+    limits: limits.nullable(),
+    targets: record(strict, { bridge: address, token: address, treasury: address }),
+  });
+  const quote = record(strict, {
+    routeId: z.string(),
+    amountIn: decimalString,
+    amountInRaw: rawAmountString,
+    amountOut: decimalString,
+    amountOutRaw: rawAmountString,
+    providerFee: decimalString,
+    providerFeeRaw: rawAmountString,
+    gasFee: decimalString,
+    gasFeeRaw: rawAmountString,
+    gasFeeToken: z.string(),
+    etaSec: nonNegativeInt,
+    expiresAt: timestamp,
+    limits: limits.nullable(),
+  });
+  const bundle = record(strict, {
+    chainId: nonNegativeInt,
+    entryPoint: address,
+    delegate: address,
+    calls: z.array(record(strict, { target: address, value: hex, data: hex })),
+    // The user operation's fields beyond `sender` are not specified: always kept as sent.
+    userOp: z.looseObject({ sender: address }),
+    userOpHash: hash32,
+    authorization: record(strict, { chainId: nonNegativeInt, address, nonce: nonNegativeInt }).nullable(),
+  });
+  const side = record(strict, {
+    chain: z.string(),
+    chainId: nonNegativeInt,
+    token: z.string(),
+    tokenAddress: address,
+    decimals: nonNegativeInt,
+    amount: decimalString,
+    amountRaw: rawAmountString,
+  });
+  const transfer = record(strict, {
+    transferId: z.string(),
+    userId: z.string(),
+    routeId: z.string(),
+    status: openEnum(strict, TRANSFER_STATES),
+    provider: z.string(),
+    providerRef: z.string(),
+    source: side,
+    destination: side,
+    providerFee: decimalString,
+    providerFeeRaw: rawAmountString,
+    gasFee: decimalString,
+    gasFeeRaw: rawAmountString,
+    gasFeeToken: z.string(),
+    srcTxHash: z.string(),
+    dstTxHash: z.string().nullable(),
+    refundTxHash: z.string().nullable(),
+    failureReason: z.string().nullable(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  });
+  const feeEstimate = z.looseObject({
+    finalAmount: decimalString,
+    feePercent: z.union([z.number(), z.string()]).optional(),
+    systemFeeUsd: z.union([z.number(), z.string()]).optional(),
+  });
+  const data = <T extends z.ZodType>(payload: T) => record(strict, { data: payload });
+  return {
+    transfer: transfer as z.ZodType<BridgeTransfer>,
+    routes: data(z.array(route)) as z.ZodType<{ data: BridgeRoute[] }>,
+    quote: data(quote) as z.ZodType<{ data: BridgeQuote }>,
+    feeEstimate: data(feeEstimate) as z.ZodType<{ data: BridgeFeeEstimate }>,
+    construct: data(
+      record(strict, { transferId: z.string(), intentId: z.string(), bundle, quote }),
+    ) as z.ZodType<{ data: BridgeConstructResult }>,
+    send: data(record(strict, { userOpHash: hash32, transferId: z.string() })) as z.ZodType<{
+      data: BridgeSendResult;
+    }>,
+    transferRead: data(transfer) as z.ZodType<{ data: BridgeTransfer }>,
+  };
+}
+
+export type BridgeSchemas = ReturnType<typeof build>;
+const cache = new Map<boolean, BridgeSchemas>();
+
+/** The bridge schemas for one mode, built once on first use. */
+export function bridgeSchemas(strict: boolean): BridgeSchemas {
+  let schemas = cache.get(strict);
+  if (!schemas) cache.set(strict, (schemas = build(strict)));
+  return schemas;
+}

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+
+/** A decimal amount in a token's own units, exactly as on the wire, e.g. `"25.5"`. */
+export type DecimalString = string;
+/** A base-unit integer amount as a string, e.g. `"25500000"`. Convert with `BigInt()`. */
+export type RawAmountString = string;
+/** A `0x`-prefixed 20-byte address. */
+export type Address = `0x${string}`;
+/** A `0x`-prefixed hex string. */
+export type Hex = `0x${string}`;
+
+export const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'expected a non-negative decimal string');
+export const rawAmountString = z.string().regex(/^\d+$/, 'expected a base-unit integer string');
+export const address = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 20-byte hex address') as unknown as z.ZodType<Address>;
+export const hex = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]*$/, 'expected a 0x-prefixed hex string') as unknown as z.ZodType<Hex>;
+export const hash32 = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/, 'expected a 32-byte hex string') as unknown as z.ZodType<Hex>;
+export const timestamp = z.iso.datetime({ offset: true });
+export const nonNegativeInt = z.int().nonnegative();
+
+/**
+ * An object schema: forward compatible (unknown fields kept) by default, closed under `strict`.
+ * The strict variant is typed as the loose one so both modes share one inferred type.
+ */
+export function record<S extends z.ZodRawShape>(strict: boolean, shape: S): z.ZodObject<S, z.core.$loose> {
+  return (strict ? z.strictObject(shape) : z.looseObject(shape)) as unknown as z.ZodObject<S, z.core.$loose>;
+}
+
+/** A string enum that, outside strict mode, lets values the SDK does not know yet through. */
+export function openEnum<const T extends readonly [string, ...string[]]>(
+  strict: boolean,
+  values: T,
+): z.ZodType<T[number] | (string & {})> {
+  return strict ? z.enum(values) : z.string();
+}
+
+/** Wraps a payload schema in the `{ data }` envelope of data endpoints. */
+export function envelope<T extends z.ZodType>(strict: boolean, data: T) {
+  return record(strict, { data });
+}

@@ -1,0 +1,46 @@
+/** Emitted before each attempt of a request. */
+export interface RequestEvent {
+  method: string;
+  /** Path below `/api/v1/s2s`, without the query string. */
+  path: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+}
+
+/** Emitted when an attempt ends, with an answer or without one (`status` undefined). */
+export interface ResponseEvent extends RequestEvent {
+  status: number | undefined;
+  elapsedMs: number;
+  requestId: string | undefined;
+  /** The error's class name when the attempt failed. */
+  error: string | undefined;
+}
+
+/** Emitted when the SDK waits and tries again. */
+export interface RetryEvent extends RequestEvent {
+  /** What the next attempt waits for, Retry-After included. */
+  delayMs: number;
+  /** Class name of the error that caused the retry. */
+  reason: string;
+  status: number | undefined;
+}
+
+/** Emitted when a token was fetched (never carries the token itself). */
+export interface TokenEvent {
+  /** `fetched`: a caller waited for it; `refreshed`: fetched ahead of expiry in the background; `failed`. */
+  action: 'fetched' | 'refreshed' | 'failed';
+  /** Granted scopes, when fetched. */
+  scopes: string[] | undefined;
+  expiresInSec: number | undefined;
+  elapsedMs: number;
+  /** Class name of the error, when failed. */
+  error: string | undefined;
+}
+
+/** The client's events. Subscribe with `client.on(name, listener)`. */
+export interface ClientEvents {
+  request: (event: RequestEvent) => void;
+  response: (event: ResponseEvent) => void;
+  retry: (event: RetryEvent) => void;
+  token: (event: TokenEvent) => void;
+}
