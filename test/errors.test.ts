@@ -1,0 +1,216 @@
+import { describe, expect, it, vi } from 'vitest';
+import {
+  ApiError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  InsufficientBalanceError,
+  IntentNotFoundError,
+  InternalServerError,
+  isApiError,
+  isPartnerError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  ServiceUnavailableError,
+  UserNotFoundError,
+  ValidationFailedError,
+  WalletNotLinkedError,
+} from '../src/index.js';
+import { envelopeError, json, makeClient, mockService } from './helpers/mock-fetch.js';
+
+function failWith(response: () => Response, scope = 'bridge:read') {
+  const service = mockService({
+    scope,
+    routes: { 'GET /bridge/routes': response, 'POST /bridge/construct/transaction/batch': response },
+  });
+  return { service, client: makeClient(service, { maxRetries: 0 }) };
+}
+
+async function errorOf(response: () => Response): Promise<unknown> {
+  return failWith(response)
+    .client.bridge.routes()
+    .catch((e: unknown) => e);
+}
+
+describe('error classes', () => {
+  it('VALIDATION_FAILED carries every failure', async () => {
+    const error = await errorOf(() =>
+      envelopeError(400, 'VALIDATION_FAILED', 'amount must be positive; userId is required', {
+        errors: ['amount must be positive', 'userId is required'],
+      }),
+    );
+    expect(error).toBeInstanceOf(ValidationFailedError);
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect((error as ValidationFailedError).errors).toEqual([
+      'amount must be positive',
+      'userId is required',
+    ]);
+    expect((error as ValidationFailedError).code).toBe('VALIDATION_FAILED');
+    expect((error as ValidationFailedError).status).toBe(400);
+  });
+
+  it('INSUFFICIENT_BALANCE carries the token and bigint figures', async () => {
+    const error = await errorOf(() =>
+      envelopeError(400, 'INSUFFICIENT_BALANCE', 'wallet holds too little', {
+        token: { address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', symbol: 'USDC', decimals: 6 },
+        required: '25620000',
+        available: '25000000',
+        shortfall: '620000',
+      }),
+    );
+    expect(error).toBeInstanceOf(InsufficientBalanceError);
+    const balance = error as InsufficientBalanceError;
+    expect(balance.token).toEqual({
+      address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+      symbol: 'USDC',
+      decimals: 6,
+    });
+    expect(balance.required).toBe(25_620_000n);
+    expect(balance.available).toBe(25_000_000n);
+    expect(balance.shortfall).toBe(620_000n);
+    expect(JSON.parse(JSON.stringify(balance))).toMatchObject({ required: '25620000', shortfall: '620000' });
+  });
+
+  it('an INSUFFICIENT_BALANCE without its figures still is a typed 400 with the code', async () => {
+    const error = await errorOf(() => envelopeError(400, 'INSUFFICIENT_BALANCE', 'short', { required: 1.5 }));
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect(error).not.toBeInstanceOf(InsufficientBalanceError);
+    expect(isApiError(error, 'INSUFFICIENT_BALANCE')).toBe(true);
+  });
+
+  it.each([
+    ['WALLET_NOT_LINKED', 400, WalletNotLinkedError],
+    ['INTENT_NOT_FOUND', 400, IntentNotFoundError],
+    ['USER_NOT_FOUND', 404, UserNotFoundError],
+  ] as const)('%s becomes its own class', async (code, status, Class) => {
+    const error = await errorOf(() => envelopeError(status, code, 'x'));
+    expect(error).toBeInstanceOf(Class);
+    expect((error as ApiError).code).toBe(code);
+  });
+
+  it('chooses by code before status', async () => {
+    const error = await errorOf(() => envelopeError(422, 'INTENT_NOT_FOUND', 'spent'));
+    expect(error).toBeInstanceOf(IntentNotFoundError);
+    expect((error as ApiError).status).toBe(422);
+  });
+
+  it.each([
+    [400, BadRequestError],
+    [401, AuthenticationError],
+    [403, PermissionDeniedError],
+    [404, NotFoundError],
+    [409, ConflictError],
+    [429, RateLimitError],
+    [503, ServiceUnavailableError],
+    [500, InternalServerError],
+    [502, InternalServerError],
+    [418, ApiError],
+  ] as const)('an unknown code with status %i falls back to %s and keeps the code', async (status, Class) => {
+    const error = await errorOf(() => envelopeError(status, 'SOMETHING_NEW', 'new failure', { hint: 'h' }));
+    expect(error).toBeInstanceOf(Class);
+    expect((error as ApiError).code).toBe('SOMETHING_NEW');
+    expect((error as ApiError).details).toEqual({ hint: 'h' });
+    expect((error as ApiError).message).toContain('new failure');
+  });
+
+  it('an HTML error page still gets its status class', async () => {
+    const error = await errorOf(
+      () =>
+        new Response('<html>Bad gateway</html>', { status: 404, headers: { 'content-type': 'text/html' } }),
+    );
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect((error as ApiError).code).toBeUndefined();
+  });
+
+  it('parses the WWW-Authenticate challenge', async () => {
+    const service = mockService({
+      routes: {
+        'GET /bridge/routes': () =>
+          json({ statusCode: 401, error: 'Unauthorized', code: 'UNAUTHORIZED', message: 'no token' }, 401, {
+            'www-authenticate':
+              'Bearer realm="partner", error="invalid_token", error_description="The token \\"x\\" expired"',
+          }),
+      },
+    });
+    const error = (await makeClient(service)
+      .bridge.routes()
+      .catch((e: unknown) => e)) as AuthenticationError;
+    expect(error.challenge).toEqual({
+      scheme: 'Bearer',
+      error: 'invalid_token',
+      errorDescription: 'The token "x" expired',
+    });
+    expect(error.invalidToken).toBe(true);
+
+    const bare = mockService({
+      routes: {
+        'GET /bridge/routes': () =>
+          json({ statusCode: 401, error: 'Unauthorized', code: 'UNAUTHORIZED', message: 'no token' }, 401, {
+            'www-authenticate': 'Bearer',
+          }),
+      },
+    });
+    const plain = (await makeClient(bare)
+      .bridge.routes()
+      .catch((e: unknown) => e)) as AuthenticationError;
+    expect(plain.challenge).toEqual({ scheme: 'Bearer' });
+    expect(plain.invalidToken).toBe(false);
+  });
+
+  it('a 403 names the scopes the endpoint needs and those the token holds', async () => {
+    const { client } = failWith(
+      () => envelopeError(403, 'FORBIDDEN', 'insufficient scope'),
+      'bridge:read users:read',
+    );
+    const error = (await client.bridge
+      .construct({ userId: 'u', routeId: 'r', amount: '1' })
+      .catch((e: unknown) => e)) as PermissionDeniedError;
+    expect(error).toBeInstanceOf(PermissionDeniedError);
+    expect(error.message).toContain('bridge:read and transactions:write');
+    expect(error.message).toContain('bridge:read, users:read');
+    expect(error.requiredScopes).toEqual(['bridge:read', 'transactions:write']);
+    expect(error.grantedScopes).toEqual(['bridge:read', 'users:read']);
+  });
+
+  it('keeps the request id', async () => {
+    const error = (await errorOf(() =>
+      envelopeError(404, 'NOT_FOUND', 'x', {}, { 'x-request-id': 'req_42' }),
+    )) as ApiError;
+    expect(error.requestId).toBe('req_42');
+  });
+});
+
+describe('guards', () => {
+  it('narrow by code', async () => {
+    const error = await errorOf(() => envelopeError(400, 'WALLET_NOT_LINKED', 'x'));
+    expect(isPartnerError(error)).toBe(true);
+    expect(isApiError(error)).toBe(true);
+    expect(isApiError(error, 'WALLET_NOT_LINKED')).toBe(true);
+    expect(isApiError(error, 'INTENT_NOT_FOUND')).toBe(false);
+    expect(isPartnerError(new Error('x'))).toBe(false);
+    expect(isApiError({ code: 'WALLET_NOT_LINKED' })).toBe(false);
+    expect(isPartnerError(null)).toBe(false);
+  });
+
+  it('work across two copies of the package', async () => {
+    vi.resetModules();
+    // A second module instance stands for a second copy of the package (bundled twice, ESM beside CJS).
+    const copy: typeof import('../src/index.js') = await import(`../src/index.js?copy=${Date.now()}`);
+    expect(copy.ApiError).not.toBe(ApiError);
+    const foreign = new copy.IntentNotFoundError({
+      status: 400,
+      method: 'POST',
+      path: '/x',
+      code: 'INTENT_NOT_FOUND',
+      message: 'm',
+    });
+    expect(foreign).not.toBeInstanceOf(ApiError);
+    expect(isPartnerError(foreign)).toBe(true);
+    expect(isApiError(foreign, 'INTENT_NOT_FOUND')).toBe(true);
+    const local = await errorOf(() => envelopeError(400, 'X', 'x'));
+    expect(copy.isApiError(local, 'X')).toBe(true);
+    expect(copy.isPartnerError(new copy.ArgumentError('x', []))).toBe(true);
+    expect(isApiError(new copy.ArgumentError('x', []))).toBe(false);
+  });
+});
