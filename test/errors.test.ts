@@ -196,7 +196,7 @@ describe('guards', () => {
   it('work across two copies of the package', async () => {
     vi.resetModules();
     // A second module instance stands for a second copy of the package (bundled twice, ESM beside CJS).
-    const copy: typeof import('../src/index.js') = await import(`../src/index.js?copy=${Date.now()}`);
+    const copy = await import('../src/index.js');
     expect(copy.ApiError).not.toBe(ApiError);
     const foreign = new copy.IntentNotFoundError({
       status: 400,
