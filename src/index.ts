@@ -1,6 +1,27 @@
 export type { StoredToken, TokenStore } from './auth/token-store.js';
 export { MemoryTokenStore } from './auth/token-store.js';
 export { fromRawAmount, toRawAmount } from './bridge/amounts.js';
+export {
+  DEFAULT_DELEGATES,
+  DEFAULT_ENTRY_POINTS,
+  ENTRY_POINT_V07,
+  ENTRY_POINT_V08,
+  MAV2_7702_DELEGATE_V100,
+  MAV2_7702_DELEGATE_V110,
+} from './bridge/constants.js';
+export {
+  type BridgeSigner,
+  type SignBridgeBatchParams,
+  type SignedBridgeBatch,
+  signBridgeBatch,
+} from './bridge/sign.js';
+export {
+  type BridgeBatchSummary,
+  type SummarySide,
+  type VerifyBridgeBatchOptions,
+  type VerifyBridgeBatchParams,
+  verifyBridgeBatch,
+} from './bridge/verify.js';
 export { API_PREFIX, type FetchLike, PartnerClient, type PartnerClientOptions } from './client.js';
 export * from './errors/index.js';
 export type { Bridge } from './resources/bridge.js';

@@ -71,3 +71,8 @@ export class CallbackParseError extends PartnerError {
     this.issues = issues;
   }
 }
+
+/** The signer failed, or produced a signature that does not recover to its own address. Nothing was sent. */
+export class SigningError extends PartnerError {
+  override name = 'SigningError' as const;
+}

@@ -266,14 +266,15 @@ function build(strict: boolean) {
     systemFeeUsd: z.union([z.number(), z.string()]).optional(),
   });
   const data = <T extends z.ZodType>(payload: T) => record(strict, { data: payload });
+  const constructResult = record(strict, { transferId: z.string(), intentId: z.string(), bundle, quote });
   return {
     transfer: transfer as z.ZodType<BridgeTransfer>,
+    route: route as z.ZodType<BridgeRoute>,
+    constructResult: constructResult as z.ZodType<BridgeConstructResult>,
     routes: data(z.array(route)) as z.ZodType<{ data: BridgeRoute[] }>,
     quote: data(quote) as z.ZodType<{ data: BridgeQuote }>,
     feeEstimate: data(feeEstimate) as z.ZodType<{ data: BridgeFeeEstimate }>,
-    construct: data(
-      record(strict, { transferId: z.string(), intentId: z.string(), bundle, quote }),
-    ) as z.ZodType<{ data: BridgeConstructResult }>,
+    construct: data(constructResult) as z.ZodType<{ data: BridgeConstructResult }>,
     send: data(record(strict, { userOpHash: hash32, transferId: z.string() })) as z.ZodType<{
       data: BridgeSendResult;
     }>,

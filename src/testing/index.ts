@@ -1,1 +1,6 @@
-export {};
+export {
+  type BuildBridgeBundleParams,
+  buildBridgeBundle,
+  encodeBatchCallData,
+  rehashBundle,
+} from './batch.js';

@@ -1,0 +1,68 @@
+/** Fast hex-string helpers for fixed ABI layouts: words are compared as lowercase text. */
+
+const HEX = /^0x[0-9a-fA-F]*$/;
+
+export function isHex(value: unknown): value is `0x${string}` {
+  return typeof value === 'string' && HEX.test(value);
+}
+
+/** A 32-byte word (64 hex chars, no prefix) holding `value`. */
+export function uintWord(value: bigint): string {
+  return value.toString(16).padStart(64, '0');
+}
+
+/** A 32-byte word holding an address, left-padded with zeros. */
+export function addressWord(address: string): string {
+  return address.slice(2).toLowerCase().padStart(64, '0');
+}
+
+/** The address in a word, or undefined when its upper 12 bytes are not zero. */
+export function wordAddress(word: string): `0x${string}` | undefined {
+  return /^0{24}/.test(word) ? `0x${word.slice(24)}` : undefined;
+}
+
+export function wordUint(word: string): bigint {
+  return BigInt(`0x${word}`);
+}
+
+/** The i-th 32-byte word after a 4-byte selector, from lowercase hex without `0x`. */
+export function argWord(body: string, index: number): string {
+  return body.slice(8 + index * 64, 8 + (index + 1) * 64);
+}
+
+export function sameAddress(a: string | undefined, b: string | undefined): boolean {
+  return a !== undefined && b !== undefined && a.toLowerCase() === b.toLowerCase();
+}
+
+/** Parses a quantity: 0x-hex, a decimal string or a safe integer. Undefined when it is none of those. */
+export function quantity(value: unknown): bigint | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? BigInt(value) : undefined;
+  if (typeof value !== 'string') return undefined;
+  if (/^0x[0-9a-fA-F]+$/.test(value)) return BigInt(value);
+  if (value === '0x') return 0n;
+  if (/^\d+$/.test(value)) return BigInt(value);
+  return undefined;
+}
+
+/** ABI encoding of `executeBatch((address target, uint256 value, bytes data)[])` as lowercase hex. */
+export function encodeExecuteBatch(
+  calls: readonly { target: string; value: bigint; data: string }[],
+): string {
+  const heads: string[] = [];
+  const tails: string[] = [];
+  let offset = calls.length * 32;
+  for (const call of calls) {
+    heads.push(uintWord(BigInt(offset)));
+    const data = call.data.slice(2).toLowerCase();
+    const padded = data.padEnd(Math.ceil(data.length / 64) * 64, '0');
+    const tail =
+      addressWord(call.target) +
+      uintWord(call.value) +
+      uintWord(0x60n) +
+      uintWord(BigInt(data.length / 2)) +
+      padded;
+    tails.push(tail);
+    offset += tail.length / 2;
+  }
+  return `0x34fcd5be${uintWord(0x20n)}${uintWord(BigInt(calls.length))}${heads.join('')}${tails.join('')}`;
+}

@@ -1,0 +1,143 @@
+import type { Signature } from 'viem';
+import { SigningError } from '../errors/bridge-errors.js';
+import { ArgumentError } from '../errors/client-errors.js';
+import type { AuthorizationSignature } from '../resources/params.js';
+import type { BridgeBundle } from '../schemas/bridge.js';
+import type { Address, Hex } from '../schemas/common.js';
+import { sameAddress } from './hex.js';
+import { loadViem, loadViemUtils } from './viem.js';
+
+/**
+ * What signs a bridge batch: a viem `LocalAccount` fits as it is, and so does any adapter (KMS,
+ * HSM, MPC) with the same two methods.
+ *
+ * @example
+ * import { privateKeyToAccount } from 'viem/accounts';
+ * const signer: BridgeSigner = privateKeyToAccount(process.env.USER_KEY as `0x${string}`);
+ */
+export interface BridgeSigner {
+  /** The wallet address: the batch's sender, depositor and recipient. */
+  address: Address | string;
+  /** EIP-191 personal signature; called with `{ message: { raw: userOpHash } }`. Returns 65 bytes `r ‖ s ‖ v`. */
+  signMessage(args: { message: { raw: Hex } }): Promise<Hex | string>;
+  /** Signs an EIP-7702 authorization; needed only when the wallet is not yet delegated on the source chain. */
+  signAuthorization?(args: {
+    address: Address;
+    chainId: number;
+    nonce: number;
+  }): Promise<Partial<Signature> & { r: Hex | string; s: Hex | string }>;
+}
+
+export interface SignBridgeBatchParams {
+  /** The bundle of a construct result, verified first with `verifyBridgeBatch`. */
+  bundle: Pick<BridgeBundle, 'userOpHash' | 'authorization'>;
+  signer: BridgeSigner;
+}
+
+/** What `bridge.send` takes besides `userId` and `intentId`. */
+export interface SignedBridgeBatch {
+  /** `0xff00` ‖ the 65-byte EIP-191 signature over the 32 bytes of `userOpHash`. */
+  signature: Hex;
+  /** The EIP-7702 authorization signature, present only when the bundle asked for one. */
+  authorization?: AuthorizationSignature;
+}
+
+const HASH = /^0x[0-9a-fA-F]{64}$/;
+const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
+const WORD = /^0x[0-9a-fA-F]{1,64}$/;
+
+function pad32(value: string): Hex {
+  return `0x${value.slice(2).toLowerCase().padStart(64, '0')}`;
+}
+
+/**
+ * Signs a verified bridge batch: the user operation (MAv2 `0xff00` ‖ EIP-191 signature over the
+ * raw 32-byte hash) and, when the wallet is not yet delegated, the EIP-7702 authorization. Both
+ * signatures are recovered and checked against `signer.address` before they are returned.
+ *
+ * @example
+ * const signed = await signBridgeBatch({ bundle: built.bundle, signer: account });
+ * await client.bridge.send({ userId, intentId: built.intentId, ...signed });
+ */
+export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<SignedBridgeBatch> {
+  const bundle = params?.bundle;
+  const signer = params?.signer;
+  const problems: { path: string; message: string }[] = [];
+  if (!bundle || typeof bundle.userOpHash !== 'string' || !HASH.test(bundle.userOpHash)) {
+    problems.push({ path: 'bundle.userOpHash', message: 'must be a 32-byte hex hash' });
+  }
+  if (!signer || typeof signer.address !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(signer.address)) {
+    problems.push({ path: 'signer.address', message: 'must be a 20-byte hex address' });
+  }
+  if (signer && typeof signer.signMessage !== 'function')
+    problems.push({ path: 'signer.signMessage', message: 'must be a function' });
+  const authorization = bundle?.authorization ?? null;
+  if (authorization && typeof signer?.signAuthorization !== 'function') {
+    problems.push({
+      path: 'signer.signAuthorization',
+      message: 'is needed: the wallet is not yet delegated on the source chain',
+    });
+  }
+  if (problems.length > 0) throw new ArgumentError('signBridgeBatch', problems);
+
+  const viem = await loadViem();
+  const hash = bundle.userOpHash as Hex;
+  let raw: string;
+  try {
+    raw = await signer.signMessage({ message: { raw: hash } });
+  } catch (error) {
+    throw new SigningError('The signer failed to sign the user operation', { cause: error });
+  }
+  if (typeof raw !== 'string' || !SIGNATURE.test(raw))
+    throw new SigningError('The signer returned a signature that is not 65 bytes');
+  const recovered = await viem
+    .recoverMessageAddress({ message: { raw: hash }, signature: raw as Hex })
+    .catch(() => undefined);
+  if (!sameAddress(recovered, signer.address)) {
+    throw new SigningError('The user-operation signature does not recover to the signer address');
+  }
+  const result: SignedBridgeBatch = { signature: `0xff00${raw.slice(2).toLowerCase()}` };
+
+  if (authorization) {
+    let signed: Awaited<ReturnType<NonNullable<BridgeSigner['signAuthorization']>>>;
+    try {
+      signed = await signer.signAuthorization!({
+        address: authorization.address,
+        chainId: authorization.chainId,
+        nonce: authorization.nonce,
+      });
+    } catch (error) {
+      throw new SigningError('The signer failed to sign the EIP-7702 authorization', { cause: error });
+    }
+    const yParity = signed?.yParity ?? (signed?.v === undefined ? undefined : Number(signed.v) - 27);
+    if (
+      !signed ||
+      !WORD.test(String(signed.r)) ||
+      !WORD.test(String(signed.s)) ||
+      (yParity !== 0 && yParity !== 1)
+    ) {
+      throw new SigningError('The signer returned an authorization signature without r, s and yParity');
+    }
+    const signature: AuthorizationSignature = {
+      r: pad32(String(signed.r)),
+      s: pad32(String(signed.s)),
+      yParity,
+    };
+    const utils = await loadViemUtils();
+    const signedBy = await utils
+      .recoverAuthorizationAddress({
+        authorization: {
+          address: authorization.address,
+          chainId: authorization.chainId,
+          nonce: authorization.nonce,
+        },
+        signature,
+      })
+      .catch(() => undefined);
+    if (!sameAddress(signedBy, signer.address)) {
+      throw new SigningError('The authorization signature does not recover to the signer address');
+    }
+    result.authorization = signature;
+  }
+  return result;
+}

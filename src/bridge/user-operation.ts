@@ -1,0 +1,181 @@
+import type { Address, Hex } from '../schemas/common.js';
+import { ENTRY_POINT_V07, ENTRY_POINT_V08 } from './constants.js';
+import { addressWord, isHex, quantity, sameAddress, uintWord } from './hex.js';
+import type { loadViem } from './viem.js';
+
+type Viem = Awaited<ReturnType<typeof loadViem>>;
+
+/** The fields of a v0.7+ user operation in the packed form the EntryPoint hashes. */
+export interface PackedUserOperation {
+  sender: Address;
+  nonce: bigint;
+  initCode: string;
+  callData: string;
+  /** `uint128(verificationGasLimit) ‖ uint128(callGasLimit)`, 64 hex chars. */
+  accountGasLimits: string;
+  preVerificationGas: bigint;
+  /** `uint128(maxPriorityFeePerGas) ‖ uint128(maxFeePerGas)`, 64 hex chars. */
+  gasFees: string;
+  paymasterAndData: string;
+  /** The paymaster address, when the operation is sponsored. */
+  paymaster: Address | undefined;
+}
+
+export type EntryPointVersion = '0.7' | '0.8';
+
+export function entryPointVersion(entryPoint: string): EntryPointVersion | undefined {
+  if (sameAddress(entryPoint, ENTRY_POINT_V07)) return '0.7';
+  if (sameAddress(entryPoint, ENTRY_POINT_V08)) return '0.8';
+  return undefined;
+}
+
+const UINT128_MAX = (1n << 128n) - 1n;
+const UINT256_MAX = (1n << 256n) - 1n;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+function uint128(value: bigint): string {
+  return value.toString(16).padStart(32, '0');
+}
+
+/**
+ * Reads a user operation in either JSON form (the RPC form with `factory`, `paymaster` and separate
+ * gas fields, or the packed form with `initCode`, `accountGasLimits`, `gasFees`,
+ * `paymasterAndData`). Any field that is missing, mistyped or out of range is returned as a problem:
+ * a field that cannot be read cannot be checked.
+ */
+export function packUserOperation(
+  op: Record<string, unknown>,
+): { op: PackedUserOperation } | { problems: string[] } {
+  const problems: string[] = [];
+  const num = (name: string, max: bigint): bigint => {
+    const value = quantity(op[name]);
+    if (value === undefined || value > max) {
+      problems.push(`${name} is not a quantity of at most ${max === UINT128_MAX ? 128 : 256} bits`);
+      return 0n;
+    }
+    return value;
+  };
+  const bytes = (name: string, optional: boolean): string => {
+    const value = op[name];
+    if (value === undefined || value === null) {
+      if (!optional) problems.push(`${name} is missing`);
+      return '';
+    }
+    if (!isHex(value) || value.length % 2 !== 0) {
+      problems.push(`${name} is not even-length hex`);
+      return '';
+    }
+    return value.slice(2).toLowerCase();
+  };
+  const word = (name: string): string => {
+    const value = bytes(name, false);
+    if (value && value.length !== 64) problems.push(`${name} is not 32 bytes`);
+    return value;
+  };
+
+  const sender = op.sender;
+  if (typeof sender !== 'string' || !ADDRESS.test(sender)) problems.push('sender is not an address');
+  const nonce = num('nonce', UINT256_MAX);
+  const callData = bytes('callData', false);
+  const preVerificationGas = num('preVerificationGas', UINT256_MAX);
+
+  const packed = 'accountGasLimits' in op || 'gasFees' in op || 'initCode' in op || 'paymasterAndData' in op;
+  let initCode: string;
+  let accountGasLimits: string;
+  let gasFees: string;
+  let paymasterAndData: string;
+  if (packed) {
+    initCode = bytes('initCode', false);
+    accountGasLimits = word('accountGasLimits');
+    gasFees = word('gasFees');
+    paymasterAndData = bytes('paymasterAndData', false);
+  } else {
+    const factory = bytes('factory', true);
+    initCode = factory ? factory + bytes('factoryData', true) : '';
+    accountGasLimits =
+      uint128(num('verificationGasLimit', UINT128_MAX)) + uint128(num('callGasLimit', UINT128_MAX));
+    gasFees = uint128(num('maxPriorityFeePerGas', UINT128_MAX)) + uint128(num('maxFeePerGas', UINT128_MAX));
+    const paymaster = bytes('paymaster', true);
+    if (paymaster && paymaster.length !== 40) problems.push('paymaster is not an address');
+    paymasterAndData = paymaster
+      ? paymaster +
+        uint128(num('paymasterVerificationGasLimit', UINT128_MAX)) +
+        uint128(num('paymasterPostOpGasLimit', UINT128_MAX)) +
+        bytes('paymasterData', true)
+      : '';
+  }
+  if (paymasterAndData && paymasterAndData.length < 104)
+    problems.push('paymasterAndData is shorter than 52 bytes');
+  if (problems.length > 0) return { problems };
+  return {
+    op: {
+      sender: sender as Address,
+      nonce,
+      initCode,
+      callData,
+      accountGasLimits,
+      preVerificationGas,
+      gasFees,
+      paymasterAndData,
+      paymaster: paymasterAndData ? `0x${paymasterAndData.slice(0, 40)}` : undefined,
+    },
+  };
+}
+
+const EIP7702_MARKER = /^7702(0{36})?$/;
+const hashes = new Map<string, string>();
+
+/** keccak256 of a constant string, as a word; computed once. */
+function constantHash(viem: Viem, text: string): string {
+  let hash = hashes.get(text);
+  if (!hash) hashes.set(text, (hash = viem.keccak256(viem.stringToHex(text)).slice(2)));
+  return hash;
+}
+
+function keccakHex(viem: Viem, hexWithoutPrefix: string): string {
+  return viem.keccak256(viem.hexToBytes(`0x${hexWithoutPrefix}`), 'hex').slice(2);
+}
+
+/**
+ * The user-operation hash the EntryPoint computes: v0.7 keccak of the packed fields with entry point
+ * and chain; v0.8 the EIP-712 digest, where an EIP-7702 initCode marker stands for the delegate.
+ */
+export function userOperationHash(
+  viem: Viem,
+  op: PackedUserOperation,
+  context: { entryPoint: string; chainId: number; version: EntryPointVersion; delegate: string },
+): Hex {
+  let initCodeHash: string;
+  if (context.version === '0.8' && EIP7702_MARKER.test(op.initCode.slice(0, 40))) {
+    initCodeHash = keccakHex(viem, context.delegate.slice(2).toLowerCase() + op.initCode.slice(40));
+  } else {
+    initCodeHash = keccakHex(viem, op.initCode);
+  }
+  const fields =
+    addressWord(op.sender) +
+    uintWord(op.nonce) +
+    initCodeHash +
+    keccakHex(viem, op.callData) +
+    op.accountGasLimits +
+    uintWord(op.preVerificationGas) +
+    op.gasFees +
+    keccakHex(viem, op.paymasterAndData);
+  if (context.version === '0.7') {
+    const inner = keccakHex(viem, fields);
+    return `0x${keccakHex(viem, inner + addressWord(context.entryPoint) + uintWord(BigInt(context.chainId)))}`;
+  }
+  const typeHash = constantHash(
+    viem,
+    'PackedUserOperation(address sender,uint256 nonce,bytes initCode,bytes callData,bytes32 accountGasLimits,uint256 preVerificationGas,bytes32 gasFees,bytes paymasterAndData)',
+  );
+  const domainSeparator = keccakHex(
+    viem,
+    constantHash(viem, 'EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)') +
+      constantHash(viem, 'ERC4337') +
+      constantHash(viem, '1') +
+      uintWord(BigInt(context.chainId)) +
+      addressWord(context.entryPoint),
+  );
+  const structHash = keccakHex(viem, typeHash + fields);
+  return `0x${keccakHex(viem, `1901${domainSeparator}${structHash}`)}`;
+}

@@ -1,0 +1,52 @@
+import type { BridgeConstructResult, BridgeRoute } from '../../src/index.js';
+import { buildBridgeBundle, encodeBatchCallData, rehashBundle } from '../../src/testing/index.js';
+import { quote, route } from './fixtures.js';
+
+export const USER = '0x6969174FD72466430a46e18234D0b530c9FD5f49' as const;
+export const ATTACKER = '0xbad0000000000000000000000000000000000bad' as const;
+/** 2026-11-22T10:00:00Z: before the fixture quote's expiry (10:05) and the fill deadline. */
+export const NOW = Date.parse('2026-11-22T10:00:00.000Z');
+
+export function validConstruct(
+  overrides: { route?: BridgeRoute; authorizationNonce?: number | null } = {},
+): BridgeConstructResult {
+  const r = overrides.route ?? route();
+  const q = quote({ routeId: r.routeId });
+  const bundle = buildBridgeBundle({
+    route: r,
+    wallet: USER,
+    amountInRaw: BigInt(q.amountInRaw),
+    amountOutRaw: BigInt(q.amountOutRaw),
+    gasFeeRaw: BigInt(q.gasFeeRaw),
+    quoteTimestamp: NOW / 1000 - 30,
+    fillDeadline: NOW / 1000 + 3 * 3600,
+    authorizationNonce: overrides.authorizationNonce === undefined ? 3 : overrides.authorizationNonce,
+  });
+  return { transferId: 'tr_1', intentId: 'int_1', bundle, quote: q };
+}
+
+/**
+ * Changes a valid construct result as a forger would: after the change the call data is re-encoded
+ * from the calls and the hash recomputed, so only the check aimed at must catch it.
+ */
+export function forge(
+  mutate: (construct: BridgeConstructResult) => void,
+  options: { reencode?: boolean; rehash?: boolean; base?: BridgeConstructResult } = {},
+): BridgeConstructResult {
+  const construct = structuredClone(options.base ?? validConstruct());
+  mutate(construct);
+  if (options.reencode ?? true)
+    construct.bundle.userOp.callData = encodeBatchCallData(construct.bundle.calls);
+  if (options.rehash ?? true) construct.bundle = rehashBundle(construct.bundle);
+  return construct;
+}
+
+/** Replaces the i-th argument word of ABI call data. */
+export function setWord(data: string, index: number, word: string): `0x${string}` {
+  const start = 10 + index * 64;
+  return `0x${data.slice(2, start)}${word.padStart(64, '0')}${data.slice(start + 64)}` as `0x${string}`;
+}
+
+export function addressWord(address: string): string {
+  return address.slice(2).toLowerCase().padStart(64, '0');
+}
