@@ -1,3 +1,6 @@
+import { type BridgeExecuteParams, type BridgeExecuteResult, executeBridge } from '../bridge/execute.js';
+import { IntentMemory, outcomeUnknown, resolveSubmitOutcome } from '../bridge/submit.js';
+import { IntentNotFoundError } from '../errors/api-error.js';
 import { parseArgs } from '../internal/args.js';
 import {
   type BridgeConstructResult,
@@ -23,6 +26,8 @@ import { Transfers } from './transfers.js';
 
 export const BRIDGE_READ = ['bridge:read'] as const;
 export const BRIDGE_WRITE = ['bridge:read', 'transactions:write'] as const;
+/** Routes carry live limits cached by the service up to a minute; the SDK keeps them no longer. */
+const ROUTES_TTL_MS = 60_000;
 
 /** The cross-chain bridge: routes, quotes, building, submitting and following transfers. */
 export class Bridge {
@@ -30,6 +35,8 @@ export class Bridge {
   readonly #strict: boolean;
   /** A user's transfers: list, read, wait. */
   readonly transfers: Transfers;
+  readonly #intents = new IntentMemory();
+  #routes: { at: number; routes: Promise<BridgeRoute[]> } | undefined;
 
   constructor(transport: Transport, strict: boolean) {
     this.#transport = transport;
@@ -126,12 +133,19 @@ export class Bridge {
       },
       options,
     );
+    this.#intents.remember(data.intentId, {
+      userId: args.userId,
+      transferId: data.transferId,
+      userOpHash: data.bundle.userOpHash,
+    });
     return data;
   }
 
   /**
-   * Submits the signatures of a constructed batch. It is never re-sent by the retry layer: a
-   * repeated submit is rejected as spent.
+   * Submits the signatures of a constructed batch. It is never sent twice: when the answer is lost
+   * (timeout, broken connection, gateway error) or the intent is answered as spent, the SDK reads
+   * the transfer of an intent this client built to learn whether the submit went through, and
+   * otherwise throws `SubmitOutcomeUnknownError`.
    *
    * @example
    * const signed = await signBridgeBatch({ bundle: built.bundle, signer });
@@ -139,17 +153,71 @@ export class Bridge {
    */
   async send(params: BridgeSendParams, options?: RequestOptions): Promise<BridgeSendResult> {
     const args = parseArgs(sendArgs, params, 'bridge.send');
-    const { data } = await this.#transport.request(
+    try {
+      const { data } = await this.#transport.request(
+        {
+          method: 'POST',
+          path: '/bridge/transaction/batch/send',
+          body: stringifyBody(args),
+          scopes: BRIDGE_WRITE,
+          schema: this.#schemas.send,
+          retryable: false,
+        },
+        options,
+      );
+      return data;
+    } catch (error) {
+      if (!outcomeUnknown(error) && !(error instanceof IntentNotFoundError)) throw error;
+      const known = this.#intents.get(args.intentId);
+      return resolveSubmitOutcome(
+        args.intentId,
+        known?.userId === args.userId ? known : undefined,
+        error,
+        (userId, transferId, readOptions) => this.transfers.get({ userId, transferId }, readOptions),
+        options,
+      );
+    }
+  }
+
+  /**
+   * The whole flow in one call, verified before signing: reads the route (cached up to a minute),
+   * constructs, verifies the batch against that route and the signer's wallet, signs, and submits.
+   * Nothing is signed when a check fails.
+   *
+   * @example
+   * const account = privateKeyToAccount(userKey);
+   * const { transferId, summary } = await client.bridge.execute({
+   *   userId, routeId, amount: '25.5', signer: account,
+   *   onProgress: (p) => console.log(p.step),
+   * });
+   * const final = await client.bridge.transfers.wait({ userId, transferId });
+   */
+  execute(params: BridgeExecuteParams, options?: RequestOptions): Promise<BridgeExecuteResult> {
+    return executeBridge(
       {
-        method: 'POST',
-        path: '/bridge/transaction/batch/send',
-        body: stringifyBody(args),
-        scopes: BRIDGE_WRITE,
-        schema: this.#schemas.send,
-        retryable: false,
+        route: (routeId, routeOptions) => this.#route(routeId, routeOptions),
+        construct: (construct, constructOptions) =>
+          this.construct(construct as BridgeConstructParams, constructOptions),
+        send: (send, sendOptions) => this.send(send, sendOptions),
       },
+      params,
       options,
     );
-    return data;
+  }
+
+  /** A route by id from a routes read at most a minute old; read again once if it is not there. */
+  async #route(routeId: string, options: RequestOptions | undefined): Promise<BridgeRoute | undefined> {
+    const cached = this.#routes;
+    const fresh = cached && Date.now() - cached.at < ROUTES_TTL_MS;
+    if (fresh) {
+      const found = (await cached.routes.catch(() => [])).find((route) => route.routeId === routeId);
+      if (found) return found;
+    }
+    const routes = this.routes(options);
+    this.#routes = { at: Date.now(), routes };
+    routes.catch(() => {
+      if (this.#routes?.routes === routes) this.#routes = undefined;
+    });
+    return (await routes).find((route) => route.routeId === routeId);
   }
 }

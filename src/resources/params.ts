@@ -119,3 +119,9 @@ export const listArgs = z.strictObject({
 });
 
 export const getArgs = z.strictObject({ userId: nonEmptyString, transferId: nonEmptyString });
+
+export const waitArgs = z.strictObject({
+  userId: nonEmptyString,
+  transferId: nonEmptyString,
+  until: z.enum(TRANSFER_STATES, { error: `must be one of ${TRANSFER_STATES.join(', ')}` }).optional(),
+});

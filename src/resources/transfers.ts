@@ -1,9 +1,10 @@
+import { pollTransfer, type WaitOptions, type WaitParams } from '../bridge/wait.js';
 import { ResponseValidationError } from '../errors/client-errors.js';
 import { parseArgs } from '../internal/args.js';
 import { type BridgeTransfer, bridgeSchemas } from '../schemas/bridge.js';
 import type { Parser, RequestOptions, Transport } from '../transport/transport.js';
 import { Page, PagePromise } from './pagination.js';
-import { getArgs, listArgs, type TransferGetParams, type TransferListParams } from './params.js';
+import { getArgs, listArgs, type TransferGetParams, type TransferListParams, waitArgs } from './params.js';
 
 const BRIDGE_READ = ['bridge:read'] as const;
 const LIST_PATH = '/bridge/transfers';
@@ -110,6 +111,23 @@ export class Transfers {
       options,
     );
     return data;
+  }
+
+  /**
+   * Waits until a transfer reaches a final state (`delivered`, `refunded`, `failed`, `expired`), or
+   * the state named by `until` (or one after it), reading it with growing intervals.
+   *
+   * @example
+   * const done = await client.bridge.transfers.wait({ userId, transferId }, { timeoutMs: 300_000 });
+   * if (done.status !== 'delivered') console.warn(done.status, done.failureReason);
+   */
+  async wait(params: WaitParams, options?: WaitOptions): Promise<BridgeTransfer> {
+    const args = parseArgs(waitArgs, params, 'bridge.transfers.wait');
+    return pollTransfer(
+      (readOptions) => this.get({ userId: args.userId, transferId: args.transferId }, readOptions),
+      args,
+      options,
+    );
   }
 
   #pageSchema(): Parser<{ items: BridgeTransfer[]; nextCursor: string | null }> {

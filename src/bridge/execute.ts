@@ -1,0 +1,96 @@
+import { ArgumentError } from '../errors/client-errors.js';
+import { parseArgs } from '../internal/args.js';
+import { constructArgs } from '../resources/params.js';
+import type { BridgeConstructResult, BridgeQuote, BridgeRoute } from '../schemas/bridge.js';
+import type { Hex } from '../schemas/common.js';
+import type { RequestOptions } from '../transport/transport.js';
+import type { BridgeSigner, SignedBridgeBatch } from './sign.js';
+import type { BridgeBatchSummary, VerifyBridgeBatchOptions } from './verify.js';
+
+/** One step of `bridge.execute`, reported as it completes. */
+export type ExecuteProgress =
+  | { step: 'route'; route: BridgeRoute }
+  | { step: 'constructed'; construct: BridgeConstructResult }
+  | { step: 'verified'; summary: BridgeBatchSummary }
+  | { step: 'signed'; signed: SignedBridgeBatch }
+  | { step: 'submitted'; transferId: string; userOpHash: Hex };
+
+export type BridgeExecuteParams = (
+  | { userId: string; routeId: string; amount: string | number; maxAmount?: false }
+  | { userId: string; routeId: string; maxAmount: true; amount?: undefined }
+) & {
+  /** Signs for the user's wallet; its address must be the wallet the batch is built for. */
+  signer: BridgeSigner;
+  /** Allow-lists and margins of the verification. */
+  verify?: VerifyBridgeBatchOptions;
+  /** Called after each step. */
+  onProgress?: (progress: ExecuteProgress) => void;
+};
+
+export interface BridgeExecuteResult {
+  transferId: string;
+  userOpHash: Hex;
+  /** The quote the batch was built on: the figures that count. */
+  quote: BridgeQuote;
+  route: BridgeRoute;
+  /** What the verified batch does. */
+  summary: BridgeBatchSummary;
+}
+
+export interface ExecuteSteps {
+  route(routeId: string, options: RequestOptions | undefined): Promise<BridgeRoute | undefined>;
+  construct(
+    params: Parameters<typeof constructArgs.parse>[0],
+    options: RequestOptions | undefined,
+  ): Promise<BridgeConstructResult>;
+  send(
+    params: { userId: string; intentId: string } & SignedBridgeBatch,
+    options: RequestOptions | undefined,
+  ): Promise<{ transferId: string; userOpHash: Hex }>;
+}
+
+/** The whole bridge flow, verified before signing: route → construct → verify → sign → send. */
+export async function executeBridge(
+  steps: ExecuteSteps,
+  params: BridgeExecuteParams,
+  options: RequestOptions | undefined,
+): Promise<BridgeExecuteResult> {
+  const { signer, verify, onProgress, ...request } = params ?? ({} as BridgeExecuteParams);
+  const args = parseArgs(constructArgs, request, 'bridge.execute');
+  if (!signer || typeof signer.address !== 'string' || typeof signer.signMessage !== 'function') {
+    throw new ArgumentError('bridge.execute', [
+      { path: 'signer', message: 'must have an address and signMessage' },
+    ]);
+  }
+  if (onProgress !== undefined && typeof onProgress !== 'function') {
+    throw new ArgumentError('bridge.execute', [{ path: 'onProgress', message: 'must be a function' }]);
+  }
+  const report = (progress: ExecuteProgress) => onProgress?.(progress);
+
+  const route = await steps.route(args.routeId, options);
+  if (!route) {
+    throw new ArgumentError('bridge.execute', [
+      { path: 'routeId', message: `no route ${args.routeId} in bridge.routes()` },
+    ]);
+  }
+  report({ step: 'route', route });
+  const construct = await steps.construct(request, options);
+  report({ step: 'constructed', construct });
+  const { verifyBridgeBatch } = await import('./verify.js');
+  const summary = await verifyBridgeBatch(
+    {
+      route,
+      construct,
+      wallet: signer.address,
+      amount: args.maxAmount === true ? undefined : (request.amount ?? undefined),
+    },
+    verify,
+  );
+  report({ step: 'verified', summary });
+  const { signBridgeBatch } = await import('./sign.js');
+  const signed = await signBridgeBatch({ bundle: construct.bundle, signer });
+  report({ step: 'signed', signed });
+  const sent = await steps.send({ userId: args.userId, intentId: construct.intentId, ...signed }, options);
+  report({ step: 'submitted', transferId: sent.transferId, userOpHash: sent.userOpHash });
+  return { transferId: sent.transferId, userOpHash: sent.userOpHash, quote: construct.quote, route, summary };
+}
