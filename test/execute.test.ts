@@ -338,6 +338,25 @@ describe('transfers.wait', () => {
     await expect(pending).rejects.toBeInstanceOf(AbortError);
   });
 
+  it('gives up at the deadline even when reads never wait on I/O', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const service = mockService({
+      routes: {
+        'GET /bridge/transfers/tr_1': () => {
+          vi.setSystemTime(Date.now() + 10_000); // each read "takes" 10 s; the real timer never gets a turn
+          return json({ data: transfer({ status: 'submitted' }) });
+        },
+      },
+    });
+    await expect(
+      makeClient(service).bridge.transfers.wait(
+        { userId: 'u', transferId: 'tr_1' },
+        { timeoutMs: 30_000, pollIntervalMs: 1 },
+      ),
+    ).rejects.toBeInstanceOf(TimeoutError);
+    expect(service.count('GET /bridge/transfers/tr_1')).toBe(3);
+  });
+
   it('passes errors of the read through', async () => {
     const service = mockService({
       routes: { 'GET /bridge/transfers/tr_1': () => envelopeError(404, 'NOT_FOUND', 'no such transfer') },

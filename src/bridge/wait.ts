@@ -84,8 +84,10 @@ export async function pollTransfer(
         throw error;
       }
       if (hasReached(transfer.status, params.until)) return transfer;
-      await sleep(Math.min(delay, Math.max(0, deadline - Date.now())), controller.signal, stopped);
-      if (controller.signal.aborted) throw stopped();
+      // Checked here, not only by the timer: reads that settle without I/O would never let it fire.
+      const left = deadline - Date.now();
+      if (left <= 0 || controller.signal.aborted) throw stopped();
+      await sleep(Math.min(delay, left), controller.signal, stopped);
       delay = Math.min(maxDelay, Math.round(delay * 1.5));
     }
   } finally {
