@@ -4,3 +4,9 @@ export {
   encodeBatchCallData,
   rehashBundle,
 } from './batch.js';
+export {
+  createPartnerSimulator,
+  PartnerSimulator,
+  type SimUser,
+  type SimulatorOptions,
+} from './simulator.js';
