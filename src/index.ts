@@ -22,6 +22,23 @@ export {
   type VerifyBridgeBatchParams,
   verifyBridgeBatch,
 } from './bridge/verify.js';
+export {
+  type BridgeCallbackKind,
+  CALLBACK_KINDS,
+  type ParsedCallback,
+  parseBridgeCallback,
+} from './callbacks/parse.js';
+export {
+  type CallbackRequest,
+  CallbackRouter,
+  type CallbackRouterEvents,
+  type CallbackRouterOptions,
+  createCallbackRouter,
+  type DispatchOutcome,
+  type IgnoredCallback,
+  type IgnoredReason,
+} from './callbacks/router.js';
+export { type CallbackStore, MemoryCallbackStore } from './callbacks/store.js';
 export { API_PREFIX, type FetchLike, PartnerClient, type PartnerClientOptions } from './client.js';
 export * from './errors/index.js';
 export type { Bridge } from './resources/bridge.js';

@@ -30,7 +30,21 @@ export function hasReached(status: TransferStatus, until: TransferStatus | undef
   return at !== undefined && target !== undefined && at > target;
 }
 
+/** Anything that emits `transfer` events as a callback router does. */
+export interface TransferSource {
+  on(event: 'transfer', listener: (transfer: BridgeTransfer) => void): unknown;
+  off(event: 'transfer', listener: (transfer: BridgeTransfer) => void): unknown;
+}
+
 export interface WaitOptions extends Omit<RequestOptions, 'timeoutMs'> {
+  /**
+   * Resolve from callbacks as they arrive through this router; reads continue as a fallback, at
+   * `pollIntervalMs` (then 15 s by default, growing to a minute).
+   *
+   * @example
+   * const final = await client.bridge.transfers.wait({ userId, transferId }, { router });
+   */
+  router?: TransferSource;
   /**
    * How long to wait in all before giving up with a `TimeoutError`.
    * @default 600000 (10 minutes)
@@ -69,10 +83,20 @@ export async function pollTransfer(
     options.signal?.aborted
       ? new AbortError({ cause: options.signal.reason })
       : new TimeoutError('GET', path, total);
-  let delay = options.pollIntervalMs ?? 2_000;
-  const maxDelay = options.maxPollIntervalMs ?? 15_000;
+  const router = options.router;
+  let delay = options.pollIntervalMs ?? (router ? 15_000 : 2_000);
+  const maxDelay = options.maxPollIntervalMs ?? (router ? 60_000 : 15_000);
+  let fromCallback: BridgeTransfer | undefined;
+  let wake: (() => void) | undefined;
+  const onTransfer = (transfer: BridgeTransfer) => {
+    if (transfer.transferId !== params.transferId || !hasReached(transfer.status, params.until)) return;
+    fromCallback = transfer;
+    wake?.();
+  };
+  router?.on('transfer', onTransfer);
   try {
     for (;;) {
+      if (fromCallback) return fromCallback;
       let transfer: BridgeTransfer;
       try {
         transfer = await read({
@@ -80,18 +104,29 @@ export async function pollTransfer(
           ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
         });
       } catch (error) {
+        if (fromCallback) return fromCallback;
         if (controller.signal.aborted) throw stopped();
         throw error;
       }
       if (hasReached(transfer.status, params.until)) return transfer;
+      if (fromCallback) return fromCallback;
       // Checked here, not only by the timer: reads that settle without I/O would never let it fire.
       const left = deadline - Date.now();
       if (left <= 0 || controller.signal.aborted) throw stopped();
-      await sleep(Math.min(delay, left), controller.signal, stopped);
+      // One nap per round, cut short by a callback or the caller, so that no timer outlives the wait.
+      const nap = new AbortController();
+      const endNap = () => nap.abort();
+      controller.signal.addEventListener('abort', endNap, { once: true });
+      wake = endNap;
+      await sleep(Math.min(delay, left), nap.signal, () => undefined).catch(() => undefined);
+      controller.signal.removeEventListener('abort', endNap);
+      wake = undefined;
+      if (controller.signal.aborted && !fromCallback) throw stopped();
       delay = Math.min(maxDelay, Math.round(delay * 1.5));
     }
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
+    router?.off('transfer', onTransfer);
   }
 }

@@ -119,6 +119,7 @@ export class Transfers {
    *
    * @example
    * const done = await client.bridge.transfers.wait({ userId, transferId }, { timeoutMs: 300_000 });
+   * const viaCallbacks = await client.bridge.transfers.wait({ userId, transferId }, { router });
    * if (done.status !== 'delivered') console.warn(done.status, done.failureReason);
    */
   async wait(params: WaitParams, options?: WaitOptions): Promise<BridgeTransfer> {
