@@ -1,0 +1,70 @@
+/**
+ * A node:http server that receives bridge callbacks through the router: typed, de-duplicated,
+ * never going backwards, with a shared-token check standing in for delivery authentication.
+ *
+ *   node --import tsx examples/callbacks-server.ts            # simulator drives transfers into it, then exits
+ *   CALLBACK_PORT=8080 CALLBACK_TOKEN=… PARTNER_BASE_URL=… …  # stays up for a real deployment
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createCallbackRouter } from 'partner-s2s-sdk';
+import { connect, say } from './setup.js';
+
+const token = process.env.CALLBACK_TOKEN ?? 'demo-callback-token';
+const router = createCallbackRouter({
+  // The specification leaves delivery authentication open: use what your deployment agreed on.
+  authenticate: (request) =>
+    request.headers.get('x-callback-token') === token || request.remoteAddress === '127.0.0.1',
+});
+router.on('bridge_transfer_submitted', (t) =>
+  say(`submitted        ${t.transferId} ${t.source.amount} ${t.source.token}`),
+);
+router.on('bridge_transfer_source_confirmed', (t) =>
+  say(`source confirmed ${t.transferId} on ${t.source.chain}`),
+);
+router.on('bridge_transfer_delivered', (t) =>
+  say(
+    `delivered        ${t.transferId} ${t.destination.amount} ${t.destination.token} on ${t.destination.chain}`,
+  ),
+);
+router.on('bridge_transfer_refund_pending', (t) => say(`refund pending   ${t.transferId}`));
+router.on('bridge_transfer_refunded', (t) => say(`refunded         ${t.transferId} (${t.refundTxHash})`));
+router.on('bridge_transfer_failed', (t) => say(`failed           ${t.transferId}: ${t.failureReason}`));
+router.on('ignored', ({ reason, transfer, previous }) =>
+  say(`ignored          ${transfer.transferId} ${transfer.status} (${reason}; already ${previous})`),
+);
+router.on('unknown', (body) => say(`not a bridge callback: ${JSON.stringify(body).slice(0, 80)}`));
+router.on('error', (error) => console.error('a listener failed:', error));
+
+const server = createServer(router.nodeHandler);
+await new Promise<void>((resolve) =>
+  server.listen(Number(process.env.CALLBACK_PORT ?? 0), '127.0.0.1', resolve),
+);
+const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callbacks`;
+say(`Receiving callbacks on ${url}`);
+
+if (process.env.PARTNER_BASE_URL) {
+  say('Waiting for deliveries (Ctrl+C to stop).');
+} else {
+  const { client, userId, signer, sim, close } = await connect({ callbacks: url });
+  try {
+    const routeId = (await client.bridge.routes())[0]!.routeId;
+    const first = await client.bridge.execute({ userId, routeId, amount: '10', signer });
+    const second = await client.bridge.execute({ userId, routeId, amount: '12.5', signer });
+    sim!.advance(first.transferId, 'source_confirmed');
+    sim!.advance(first.transferId, 'delivered');
+    sim!.advance(second.transferId, 'source_confirmed');
+    sim!.advance(second.transferId, 'refund_pending');
+    sim!.advance(second.transferId, 'refunded');
+    // A late duplicate, as a retrying sender might deliver it: dropped by the router.
+    await fetch(url, {
+      method: 'POST',
+      headers: { 'x-callback-token': token },
+      body: JSON.stringify(sim!.callbacks[0]),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  } finally {
+    await close();
+    server.close();
+  }
+}

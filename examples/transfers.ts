@@ -1,0 +1,32 @@
+/**
+ * Paging through a user's bridge history: one page at a time, or every transfer with for await.
+ *
+ *   node --import tsx examples/transfers.ts
+ */
+import { connect, say } from './setup.js';
+
+const { client, userId, sim, close } = await connect();
+try {
+  if (sim) {
+    // Some history to page through.
+    const routeId = (await client.bridge.routes())[0]!.routeId;
+    for (let i = 1; i <= 7; i++) await client.bridge.construct({ userId, routeId, amount: String(i) });
+  }
+
+  const first = await client.bridge.transfers.list({ userId, limit: 3 });
+  say(
+    `First page: ${first.data.map((t) => t.transferId).join(', ')}${first.hasNextPage() ? ' (more after)' : ''}`,
+  );
+
+  say('Every transfer, newest first:');
+  for await (const transfer of client.bridge.transfers.list({ userId, limit: 3 })) {
+    say(
+      `  ${transfer.createdAt}  ${transfer.transferId}  ${transfer.source.amount} ${transfer.source.token} → ${transfer.destination.chain}  ${transfer.status}`,
+    );
+  }
+
+  const delivered = await client.bridge.transfers.list({ userId, status: 'delivered' });
+  say(`Delivered: ${delivered.data.length}`);
+} finally {
+  await close();
+}
