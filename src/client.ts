@@ -17,6 +17,7 @@ export const API_PREFIX = '/api/v1/s2s';
 /** Any fetch-compatible function: the global one, undici's, a proxy-aware one, or a test double. */
 export type FetchLike = (input: Request | URL | string, init?: RequestInit) => Promise<Response>;
 
+/** Options of `new PartnerClient(options)`; see each field for its default. */
 export interface PartnerClientOptions {
   /**
    * Where the service runs, without the `/api/v1/s2s` prefix (the SDK appends it).

@@ -28,7 +28,15 @@ export interface TokenStore {
   delete(key: string): Promise<void>;
 }
 
-/** The default store: this process's memory. Its contents never show in `util.inspect`. */
+/**
+ * The default store: this process's memory. Its contents never show in `util.inspect`.
+ *
+ * @example
+ * // One store shared by two clients of the same credential: one token between them.
+ * const tokenStore = new MemoryTokenStore();
+ * const a = new PartnerClient({ baseUrl, clientId, clientSecret, tokenStore });
+ * const b = new PartnerClient({ baseUrl, clientId, clientSecret, tokenStore });
+ */
 export class MemoryTokenStore implements TokenStore {
   readonly #tokens = new Map<string, StoredToken>();
 

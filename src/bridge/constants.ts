@@ -9,7 +9,9 @@ export const MAV2_7702_DELEGATE_V100: Address = '0x69007702764179f14F51cdce752f4
 /** Alchemy Modular Account v2 in EIP-7702 mode, v1.1.0. */
 export const MAV2_7702_DELEGATE_V110: Address = '0x77021100bD87b7008E5E1989d0eB38555d0d0000';
 
+/** The EntryPoints `verifyBridgeBatch` accepts unless told otherwise: v0.7 and v0.8. */
 export const DEFAULT_ENTRY_POINTS: readonly Address[] = [ENTRY_POINT_V07, ENTRY_POINT_V08];
+/** The EIP-7702 delegates `verifyBridgeBatch` accepts unless told otherwise: both published MAv2 7702 versions. */
 export const DEFAULT_DELEGATES: readonly Address[] = [MAV2_7702_DELEGATE_V100, MAV2_7702_DELEGATE_V110];
 
 /** Function selectors, without `0x`. */

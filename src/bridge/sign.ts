@@ -28,6 +28,7 @@ export interface BridgeSigner {
   }): Promise<Partial<Signature> & { r: Hex | string; s: Hex | string }>;
 }
 
+/** What `signBridgeBatch` takes. */
 export interface SignBridgeBatchParams {
   /** The bundle of a construct result, verified first with `verifyBridgeBatch`. */
   bundle: Pick<BridgeBundle, 'userOpHash' | 'authorization'>;

@@ -17,6 +17,7 @@ import {
 import { entryPointVersion, packUserOperation, userOperationHash } from './user-operation.js';
 import { loadViem } from './viem.js';
 
+/** What `verifyBridgeBatch` checks: the batch, against the route and the wallet and amount you meant. */
 export interface VerifyBridgeBatchParams {
   /** The route as the partner read it from `bridge.routes()`, not one echoed by the construct result. */
   route: BridgeRoute;
@@ -30,6 +31,7 @@ export interface VerifyBridgeBatchParams {
   now?: Date | number | undefined;
 }
 
+/** How strict `verifyBridgeBatch` is; the defaults are the safe choice. */
 export interface VerifyBridgeBatchOptions {
   /** EntryPoints the batch may use. @default v0.7 and v0.8 */
   entryPoints?: readonly string[];
@@ -46,6 +48,7 @@ export interface VerifyBridgeBatchOptions {
   requirePaymaster?: boolean;
 }
 
+/** One side of a verified bridge: the chain, the token and the amount in its own decimals. */
 export interface SummarySide {
   chain: string;
   chainId: number;

@@ -10,6 +10,7 @@ export const CALLBACK_KINDS = [
   'bridge_transfer_refunded',
   'bridge_transfer_failed',
 ] as const;
+/** A callback kind: `bridge_transfer_<status>` for each state that sends a callback. */
 export type BridgeCallbackKind = (typeof CALLBACK_KINDS)[number];
 
 const KINDS: ReadonlySet<string> = new Set(CALLBACK_KINDS);

@@ -22,6 +22,7 @@ export interface CallbackRequest {
 /** Why a callback was not dispatched. */
 export type IgnoredReason = 'duplicate' | 'stale' | 'unexpected_state';
 
+/** A bridge callback the router did not dispatch, as its `ignored` event reports it. */
 export interface IgnoredCallback {
   reason: IgnoredReason;
   transfer: BridgeTransfer;
@@ -43,6 +44,7 @@ export interface CallbackRouterEvents extends KindListeners {
   error: (error: unknown) => void;
 }
 
+/** Options of `createCallbackRouter`. */
 export interface CallbackRouterOptions {
   /**
    * Remembers the last dispatched state per transfer, to drop duplicates and late states.

@@ -13,7 +13,12 @@ export interface CallbackStore {
   set(transferId: string, status: string): Promise<void>;
 }
 
-/** The default store: this process's memory, holding the most recently seen transfers only. */
+/**
+ * The default store: this process's memory, holding the most recently seen transfers only.
+ *
+ * @example
+ * const router = createCallbackRouter({ store: new MemoryCallbackStore(200_000) });
+ */
 export class MemoryCallbackStore implements CallbackStore {
   readonly #states = new Map<string, string>();
   readonly #capacity: number;

@@ -7,6 +7,7 @@ export type KnownErrorCode =
   | 'WALLET_NOT_LINKED'
   | 'INTENT_NOT_FOUND'
   | 'INSUFFICIENT_BALANCE';
+/** An error code: a known one, or any string a newer service sends. */
 export type ErrorCode = KnownErrorCode | (string & {});
 
 /** The parsed `WWW-Authenticate` challenge of a 401. */
@@ -17,6 +18,7 @@ export interface AuthChallenge {
   errorDescription?: string;
 }
 
+/** What an `ApiError` is built from; useful to build one in a test double. */
 export interface ApiErrorInit {
   status: number;
   method: string;

@@ -3,4 +3,10 @@ export { isPartnerError, PartnerError } from './base.js';
 export * from './bridge-errors.js';
 export * from './client-errors.js';
 export { isApiError } from './guards.js';
-export * from './oauth.js';
+export {
+  InvalidClientError,
+  InvalidRequestError,
+  InvalidScopeError,
+  OAuthError,
+  UnsupportedGrantTypeError,
+} from './oauth.js';

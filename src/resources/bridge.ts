@@ -29,7 +29,14 @@ export const BRIDGE_WRITE = ['bridge:read', 'transactions:write'] as const;
 /** Routes carry live limits cached by the service up to a minute; the SDK keeps them no longer. */
 const ROUTES_TTL_MS = 60_000;
 
-/** The cross-chain bridge: routes, quotes, building, submitting and following transfers. */
+/**
+ * The cross-chain bridge: routes, quotes, building, submitting and following transfers. Reached
+ * as `client.bridge`.
+ *
+ * @example
+ * const routes = await client.bridge.routes();
+ * const quote = await client.bridge.quote({ userId, routeId: routes[0].routeId, amount: '10' });
+ */
 export class Bridge {
   readonly #transport: Transport;
   readonly #strict: boolean;

@@ -1,6 +1,10 @@
 /**
  * One page of a list. Iterate it with `for await` to walk every item of this page and the pages
  * after it.
+ *
+ * @example
+ * let page = await client.bridge.transfers.list({ userId, limit: 100 });
+ * while (page.hasNextPage()) page = await page.getNextPage();
  */
 export class Page<T> implements AsyncIterable<T> {
   readonly data: T[];

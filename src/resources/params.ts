@@ -8,6 +8,7 @@ import { JsonNumber } from '../transport/json.js';
 /** A decimal amount in source-token units: a string (`'25.5'`, sent digit for digit) or a number. */
 export type AmountInput = string | number;
 
+/** What `bridge.quote` takes. */
 export interface BridgeQuoteParams {
   userId: string;
   routeId: string;
@@ -15,6 +16,7 @@ export interface BridgeQuoteParams {
   amount: AmountInput;
 }
 
+/** What `bridge.feeEstimate` takes. */
 export interface BridgeFeeEstimateParams {
   routeId: string;
   /** Source-token units: the wallet balance to estimate a `maxAmount` bridge for. */
@@ -33,6 +35,7 @@ export interface AuthorizationSignature {
   yParity: 0 | 1;
 }
 
+/** What `bridge.send` takes: the ids, and the signatures from `signBridgeBatch`. */
 export interface BridgeSendParams {
   userId: string;
   intentId: string;
@@ -42,6 +45,7 @@ export interface BridgeSendParams {
   authorization?: AuthorizationSignature | undefined;
 }
 
+/** What `bridge.transfers.list` takes. */
 export interface TransferListParams {
   userId: string;
   /** Only transfers in this state. */
@@ -52,6 +56,7 @@ export interface TransferListParams {
   cursor?: string;
 }
 
+/** What `bridge.transfers.get` takes. */
 export interface TransferGetParams {
   userId: string;
   transferId: string;

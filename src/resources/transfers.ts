@@ -40,7 +40,12 @@ function locatePage(body: unknown): RawPage | undefined {
   return undefined;
 }
 
-/** A user's bridge transfers. */
+/**
+ * A user's bridge transfers. Reached as `client.bridge.transfers`.
+ *
+ * @example
+ * const transfer = await client.bridge.transfers.get({ userId, transferId });
+ */
 export class Transfers {
   readonly #transport: Transport;
   readonly #strict: boolean;

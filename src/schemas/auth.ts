@@ -15,6 +15,7 @@ export const KNOWN_SCOPES = [
   'all:read',
   'all:write',
 ] as const;
+/** A scope the specification names. */
 export type KnownScope = (typeof KNOWN_SCOPES)[number];
 /** A permission. Tokens and `me()` list individual permissions only, never wildcards. */
 export type Scope = KnownScope | (string & {});

@@ -89,6 +89,7 @@ export interface BridgeFeeEstimate {
   [field: string]: unknown;
 }
 
+/** One call of a batch on the source chain. */
 export interface BundleCall {
   target: Address;
   value: Hex;
@@ -128,11 +129,13 @@ export interface BridgeConstructResult {
   quote: BridgeQuote;
 }
 
+/** What a submit returns. */
 export interface BridgeSendResult {
   userOpHash: Hex;
   transferId: string;
 }
 
+/** Every transfer state the specification names, in the order a transfer can pass them. */
 export const TRANSFER_STATES = [
   'pending',
   'submitted',
@@ -143,12 +146,14 @@ export const TRANSFER_STATES = [
   'failed',
   'expired',
 ] as const;
+/** A transfer state the specification names. */
 export type KnownTransferStatus = (typeof TRANSFER_STATES)[number];
 /** A transfer state; a state added by the service later arrives as its string. */
 export type TransferStatus = KnownTransferStatus | (string & {});
 /** States after which a transfer never changes. */
 export const FINAL_STATES: ReadonlySet<string> = new Set(['delivered', 'refunded', 'failed', 'expired']);
 
+/** One side of a transfer: chain, token and amount in that token's decimals. */
 export interface TransferSide {
   chain: string;
   chainId: number;

@@ -9,6 +9,7 @@ const spokePoolAbi = parseAbi([
 ]);
 const accountAbi = parseAbi(['function executeBatch((address target, uint256 value, bytes data)[] calls)']);
 
+/** What `buildBridgeBundle` builds a batch from. */
 export interface BuildBridgeBundleParams {
   route: BridgeRoute;
   wallet: Address;
@@ -58,7 +59,14 @@ export function userOperationForViem(userOp: Record<string, unknown>) {
   };
 }
 
-/** Recomputes `userOpHash` with viem after a change to the bundle, as a forger would. */
+/**
+ * Recomputes `userOpHash` with viem after a change to the bundle, as a forger would: a test of a
+ * verifier then shows that only the check aimed at catches the change.
+ *
+ * @example
+ * const forged = rehashBundle({ ...bundle, userOp: { ...bundle.userOp, sender: attacker } });
+ * await expect(verifyBridgeBatch({ route, construct: { ...built, bundle: forged }, wallet })).rejects.toThrow();
+ */
 export function rehashBundle(bundle: BridgeBundle): BridgeBundle {
   const version = bundle.entryPoint.toLowerCase() === entryPoint08Address.toLowerCase() ? '0.8' : '0.7';
   const userOperation = userOperationForViem(bundle.userOp);
@@ -74,7 +82,12 @@ export function rehashBundle(bundle: BridgeBundle): BridgeBundle {
   return { ...bundle, userOpHash };
 }
 
-/** `executeBatch` call data for a list of calls, encoded by viem. */
+/**
+ * `executeBatch` call data for a list of calls, encoded by viem.
+ *
+ * @example
+ * bundle.userOp.callData = encodeBatchCallData(bundle.calls);
+ */
 export function encodeBatchCallData(calls: readonly BundleCall[]): Hex {
   return encodeFunctionData({
     abi: accountAbi,
@@ -86,6 +99,12 @@ export function encodeBatchCallData(calls: readonly BundleCall[]): Hex {
 /**
  * Builds a real bridge bundle, as the service builds one: ERC-20 approve, Across deposit and fee
  * transfer, wrapped in an MAv2 `executeBatch` user operation with its EntryPoint hash.
+ *
+ * @example
+ * const bundle = buildBridgeBundle({
+ *   route, wallet, amountInRaw: 25_500_000n, amountOutRaw: 25_474_500_000_000_000_000n, gasFeeRaw: 120_000n,
+ *   quoteTimestamp: now, fillDeadline: now + 3600, authorizationNonce: 0,
+ * });
  */
 export function buildBridgeBundle(params: BuildBridgeBundleParams): BridgeBundle {
   const { route, wallet } = params;

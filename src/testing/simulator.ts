@@ -35,6 +35,7 @@ export interface SimulatorOptions {
   demo?: boolean;
 }
 
+/** A user the simulator created, with its wallet's key so tests can sign for it. */
 export interface SimUser {
   userId: string;
   /** `null` when the user has no linked wallet. */

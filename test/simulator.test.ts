@@ -1,0 +1,319 @@
+import { getUserOperationHash } from 'viem/account-abstraction';
+import { privateKeyToAccount } from 'viem/accounts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { signBridgeBatch } from '../src/index.js';
+import { userOperationForViem } from '../src/testing/batch.js';
+import { createPartnerSimulator, type PartnerSimulator } from '../src/testing/index.js';
+
+const API = 'http://simulator.local/api/v1/s2s';
+const ROUTE = 'base-usdc-to-bsc-usdc';
+let sim: PartnerSimulator;
+afterEach(() => sim?.close());
+
+async function token(
+  s: PartnerSimulator,
+  form: Record<string, string>,
+  headers: Record<string, string> = {},
+) {
+  const response = await s.fetch(`${API}/auth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(form).toString(),
+  });
+  return { response, body: (await response.json()) as Record<string, unknown> };
+}
+
+async function bearer(
+  s: PartnerSimulator,
+  scope?: string,
+  credentials = s.demo.credentials,
+): Promise<string> {
+  const { body } = await token(s, {
+    grant_type: 'client_credentials',
+    client_id: credentials.clientId,
+    client_secret: credentials.clientSecret,
+    ...(scope ? { scope } : {}),
+  });
+  return body.access_token as string;
+}
+
+async function call(s: PartnerSimulator, method: string, path: string, accessToken?: string, body?: unknown) {
+  const response = await s.fetch(`${API}${path}`, {
+    method,
+    headers: {
+      ...(accessToken ? { authorization: `Bearer ${accessToken}` } : {}),
+      'content-type': 'application/json',
+    },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  });
+  return { response, body: (await response.json()) as Record<string, any> };
+}
+
+describe('simulator: token endpoint', () => {
+  it('issues a token with expires_in, expanded scopes and Cache-Control: no-store', async () => {
+    sim = createPartnerSimulator();
+    const { response, body } = await token(sim, {
+      grant_type: 'client_credentials',
+      client_id: sim.demo.credentials.clientId,
+      client_secret: sim.demo.credentials.clientSecret,
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
+    const scopes = (body.scope as string).split(' ');
+    expect(scopes).toContain('bridge:read');
+    expect(scopes).toContain('transactions:write');
+    expect(scopes.some((scope) => scope.startsWith('all:'))).toBe(false);
+  });
+
+  it('takes JSON bodies and HTTP Basic', async () => {
+    sim = createPartnerSimulator();
+    const { clientId, clientSecret } = sim.demo.credentials;
+    const json = await sim.fetch(`${API}/auth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        grant_type: 'client_credentials',
+        client_id: clientId,
+        client_secret: clientSecret,
+      }),
+    });
+    expect(json.status).toBe(200);
+    const encode = (v: string) => new URLSearchParams({ v }).toString().slice(2);
+    const basic = await token(
+      sim,
+      { grant_type: 'client_credentials' },
+      {
+        authorization: `Basic ${Buffer.from(`${encode(clientId)}:${encode(clientSecret)}`).toString('base64')}`,
+      },
+    );
+    expect(basic.response.status).toBe(200);
+  });
+
+  it('answers OAuth errors', async () => {
+    sim = createPartnerSimulator();
+    const { clientId, clientSecret } = sim.demo.credentials;
+    expect((await token(sim, { client_id: clientId, client_secret: clientSecret })).body.error).toBe(
+      'invalid_request',
+    );
+    expect(
+      (await token(sim, { grant_type: 'password', client_id: clientId, client_secret: clientSecret })).body
+        .error,
+    ).toBe('unsupported_grant_type');
+    const wrong = await token(sim, {
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: 'nope',
+    });
+    expect(wrong.response.status).toBe(401);
+    expect(wrong.body.error).toBe('invalid_client');
+    const readOnly = sim.createCredential({ organisationId: sim.demo.organisationId, scopes: ['all:read'] });
+    const scoped = (scope: string) =>
+      token(sim, {
+        grant_type: 'client_credentials',
+        ...{ client_id: readOnly.clientId, client_secret: readOnly.clientSecret },
+        scope,
+      });
+    expect((await scoped('transactions:write')).body.error).toBe('invalid_scope');
+    expect((await scoped('all:write')).body.error).toBe('invalid_scope');
+    expect((await scoped('all:read')).body.scope).not.toContain(':write');
+    expect((await scoped('bridge:read')).body.scope).toBe('bridge:read');
+  });
+
+  it('intersects with the organisation, and withdraws at once', async () => {
+    sim = createPartnerSimulator({ demo: false });
+    const org = sim.createOrganisation({ scopes: ['bridge:read'] });
+    const credential = sim.createCredential({
+      organisationId: org,
+      scopes: ['all:read', 'transactions:write'],
+    });
+    const accessToken = await bearer(sim, undefined, credential);
+    expect((await call(sim, 'GET', '/me', accessToken)).body.data.scopes).toEqual(['bridge:read']);
+    sim.withdrawOrganisationScope(org, 'bridge:read');
+    expect((await call(sim, 'GET', '/bridge/routes', accessToken)).response.status).toBe(403);
+  });
+
+  it('expires tokens on its clock, and revokes or suspends at once', async () => {
+    sim = createPartnerSimulator({ tokenTtlSec: 60 });
+    const accessToken = await bearer(sim);
+    expect((await call(sim, 'GET', '/me', accessToken)).response.status).toBe(200);
+    sim.advanceClock(61_000);
+    const expired = await call(sim, 'GET', '/me', accessToken);
+    expect(expired.response.status).toBe(401);
+    expect(expired.response.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    const fresh = await bearer(sim);
+    sim.setOrganisationActive(sim.demo.organisationId, false);
+    expect((await call(sim, 'GET', '/me', fresh)).response.status).toBe(401);
+    sim.setOrganisationActive(sim.demo.organisationId, true);
+    sim.revokeCredential(sim.demo.credentials.clientId);
+    expect((await call(sim, 'GET', '/me', fresh)).response.status).toBe(401);
+  });
+
+  it('challenges a request without a token without naming an error', async () => {
+    sim = createPartnerSimulator();
+    const { response, body } = await call(sim, 'GET', '/me');
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="partner"');
+    expect(body).toMatchObject({
+      statusCode: 401,
+      error: 'Unauthorized',
+      code: expect.any(String),
+      message: expect.any(String),
+    });
+  });
+
+  it('rotates a secret with a grace period', async () => {
+    sim = createPartnerSimulator();
+    const { clientId, clientSecret } = sim.demo.credentials;
+    const { clientSecret: next } = sim.rotateCredential(clientId, { graceMs: 60_000 });
+    const form = (secret: string) =>
+      token(sim, { grant_type: 'client_credentials', client_id: clientId, client_secret: secret });
+    expect((await form(clientSecret)).response.status).toBe(200);
+    expect((await form(next)).response.status).toBe(200);
+    sim.advanceClock(61_000);
+    expect((await form(clientSecret)).response.status).toBe(401);
+    expect((await form(next)).response.status).toBe(200);
+  });
+});
+
+describe('simulator: bridge', () => {
+  it('lists both directions with their own ids and decimals', async () => {
+    sim = createPartnerSimulator();
+    const { body } = await call(sim, 'GET', '/bridge/routes', await bearer(sim));
+    const ids = body.data.map((r: { routeId: string }) => r.routeId);
+    expect(ids).toEqual(['base-usdc-to-bsc-usdc', 'bsc-usdc-to-base-usdc']);
+    expect(body.data[0].from.decimals).not.toBe(body.data[0].to.decimals);
+  });
+
+  it('validates bodies with VALIDATION_FAILED and every failure listed', async () => {
+    sim = createPartnerSimulator();
+    const { response, body } = await call(sim, 'POST', '/bridge/quote', await bearer(sim), { amount: -1 });
+    expect(response.status).toBe(400);
+    expect(body.code).toBe('VALIDATION_FAILED');
+    expect(body.errors.length).toBe(3);
+    expect(body.message).toBe(body.errors.join('; '));
+  });
+
+  it('reads the amount digit for digit and keeps route bounds and pauses', async () => {
+    sim = createPartnerSimulator();
+    const accessToken = await bearer(sim);
+    const quote = (amount: string) =>
+      call(
+        sim,
+        'POST',
+        '/bridge/quote',
+        accessToken,
+        `{"userId":"${sim.demo.userId}","routeId":"bsc-usdc-to-base-usdc","amount":${amount}}`,
+      );
+    expect((await quote('1.123456789012345678')).body.data.amountInRaw).toBe('1123456789012345678');
+    expect((await quote('0.5')).body.message).toContain('minimum');
+    expect((await quote('50001')).body.message).toContain('maximum');
+    sim.configureRoute('bsc-usdc-to-base-usdc', { paused: true });
+    expect((await quote('5')).response.status).toBe(400);
+    sim.configureRoute('bsc-usdc-to-base-usdc', { paused: false, providerFeeBps: 500n });
+    const construct = await call(sim, 'POST', '/bridge/construct/transaction/batch', accessToken, {
+      userId: sim.demo.userId,
+      routeId: 'bsc-usdc-to-base-usdc',
+      amount: 5,
+    });
+    expect(construct.response.status).toBe(503);
+  });
+
+  it('builds a batch whose hash is the EntryPoint v0.7 hash of its user operation', async () => {
+    sim = createPartnerSimulator();
+    const { body } = await call(sim, 'POST', '/bridge/construct/transaction/batch', await bearer(sim), {
+      userId: sim.demo.userId,
+      routeId: ROUTE,
+      amount: 5,
+    });
+    const { bundle } = body.data;
+    expect(bundle.calls.map((c: { data: string }) => c.data.slice(0, 10))).toEqual([
+      '0x095ea7b3',
+      '0xad5425c6',
+      '0xa9059cbb',
+    ]);
+    expect(
+      getUserOperationHash({
+        chainId: bundle.chainId,
+        entryPointAddress: bundle.entryPoint,
+        entryPointVersion: '0.7',
+        userOperation: userOperationForViem(bundle.userOp),
+      } as never),
+    ).toBe(bundle.userOpHash);
+  });
+
+  it('spends an intent once, and not after its quote expired', async () => {
+    sim = createPartnerSimulator();
+    const accessToken = await bearer(sim);
+    const signer = privateKeyToAccount(sim.demo.wallet.privateKey);
+    const build = async () =>
+      (
+        await call(sim, 'POST', '/bridge/construct/transaction/batch', accessToken, {
+          userId: sim.demo.userId,
+          routeId: ROUTE,
+          amount: 5,
+        })
+      ).body.data;
+    const first = await build();
+    const signed = await signBridgeBatch({ bundle: first.bundle, signer });
+    const send = (intentId: string, extra: object = signed) =>
+      call(sim, 'POST', '/bridge/transaction/batch/send', accessToken, {
+        userId: sim.demo.userId,
+        intentId,
+        ...extra,
+      });
+    expect((await send(first.intentId, { signature: signed.signature })).body.code).toBe('VALIDATION_FAILED'); // authorization missing
+    expect((await send(first.intentId)).response.status).toBe(200);
+    expect((await send(first.intentId)).body.code).toBe('INTENT_NOT_FOUND');
+    const late = await build();
+    sim.advanceClock(121_000);
+    const lateSigned = await signBridgeBatch({ bundle: late.bundle, signer });
+    expect((await send(late.intentId, lateSigned)).body.code).toBe('INTENT_NOT_FOUND');
+    expect(sim.transfer(late.transferId).status).toBe('expired');
+  });
+
+  it('follows the state machine and posts callbacks with the exact transfer body', async () => {
+    const delivered: unknown[] = [];
+    sim = createPartnerSimulator({ callbacks: (body) => void delivered.push(body) });
+    const accessToken = await bearer(sim);
+    const built = (
+      await call(sim, 'POST', '/bridge/construct/transaction/batch', accessToken, {
+        userId: sim.demo.userId,
+        routeId: ROUTE,
+        amount: 5,
+      })
+    ).body.data;
+    expect(() => sim.advance(built.transferId, 'delivered')).toThrow();
+    sim.advance(built.transferId, 'submitted');
+    sim.advance(built.transferId, 'failed', { failureReason: 'reverted' });
+    const read = (
+      await call(sim, 'GET', `/bridge/transfers/${built.transferId}?userId=${sim.demo.userId}`, accessToken)
+    ).body.data;
+    expect(delivered.at(-1)).toEqual(read);
+    expect(read.failureReason).toBe('reverted');
+  });
+
+  it("hides another partner's users and transfers", async () => {
+    sim = createPartnerSimulator();
+    const other = sim.createOrganisation({ scopes: ['all:read', 'all:write'] });
+    const otherCredential = sim.createCredential({
+      organisationId: other,
+      scopes: ['all:read', 'all:write'],
+    });
+    const built = (
+      await call(sim, 'POST', '/bridge/construct/transaction/batch', await bearer(sim), {
+        userId: sim.demo.userId,
+        routeId: ROUTE,
+        amount: 5,
+      })
+    ).body.data;
+    const stranger = await bearer(sim, undefined, otherCredential);
+    expect(
+      (await call(sim, 'GET', `/bridge/transfers/${built.transferId}?userId=${sim.demo.userId}`, stranger))
+        .response.status,
+    ).toBe(404);
+    expect(
+      (await call(sim, 'GET', `/bridge/transfers?userId=${sim.demo.userId}`, stranger)).response.status,
+    ).toBe(404);
+  });
+});
