@@ -1,9 +1,7 @@
 import type { Address, Hex } from '../schemas/common.js';
 import { ENTRY_POINT_V07, ENTRY_POINT_V08 } from './constants.js';
 import { addressWord, isHex, quantity, sameAddress, uintWord } from './hex.js';
-import type { loadViem } from './viem.js';
-
-type Viem = Awaited<ReturnType<typeof loadViem>>;
+import { keccak256Hex, keccak256Text } from './keccak.js';
 
 /** The fields of a v0.7+ user operation in the packed form the EntryPoint hashes. */
 export interface PackedUserOperation {
@@ -123,59 +121,41 @@ export function packUserOperation(
 }
 
 const EIP7702_MARKER = /^7702(0{36})?$/;
-const hashes = new Map<string, string>();
-
-/** keccak256 of a constant string, as a word; computed once. */
-function constantHash(viem: Viem, text: string): string {
-  let hash = hashes.get(text);
-  if (!hash) hashes.set(text, (hash = viem.keccak256(viem.stringToHex(text)).slice(2)));
-  return hash;
-}
-
-function keccakHex(viem: Viem, hexWithoutPrefix: string): string {
-  return viem.keccak256(viem.hexToBytes(`0x${hexWithoutPrefix}`), 'hex').slice(2);
-}
+const TYPE_HASH = keccak256Text(
+  'PackedUserOperation(address sender,uint256 nonce,bytes initCode,bytes callData,bytes32 accountGasLimits,uint256 preVerificationGas,bytes32 gasFees,bytes paymasterAndData)',
+);
+const DOMAIN_PREFIX =
+  keccak256Text('EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)') +
+  keccak256Text('ERC4337') +
+  keccak256Text('1');
 
 /**
  * The user-operation hash the EntryPoint computes: v0.7 keccak of the packed fields with entry point
  * and chain; v0.8 the EIP-712 digest, where an EIP-7702 initCode marker stands for the delegate.
+ * Each field is hashed once, straight from its hex, with no ABI encoder in between.
  */
 export function userOperationHash(
-  viem: Viem,
   op: PackedUserOperation,
   context: { entryPoint: string; chainId: number; version: EntryPointVersion; delegate: string },
 ): Hex {
-  let initCodeHash: string;
-  if (context.version === '0.8' && EIP7702_MARKER.test(op.initCode.slice(0, 40))) {
-    initCodeHash = keccakHex(viem, context.delegate.slice(2).toLowerCase() + op.initCode.slice(40));
-  } else {
-    initCodeHash = keccakHex(viem, op.initCode);
-  }
+  const initCodeHash =
+    context.version === '0.8' && EIP7702_MARKER.test(op.initCode.slice(0, 40))
+      ? keccak256Hex(context.delegate.slice(2).toLowerCase() + op.initCode.slice(40))
+      : keccak256Hex(op.initCode);
   const fields =
     addressWord(op.sender) +
     uintWord(op.nonce) +
     initCodeHash +
-    keccakHex(viem, op.callData) +
+    keccak256Hex(op.callData) +
     op.accountGasLimits +
     uintWord(op.preVerificationGas) +
     op.gasFees +
-    keccakHex(viem, op.paymasterAndData);
+    keccak256Hex(op.paymasterAndData);
   if (context.version === '0.7') {
-    const inner = keccakHex(viem, fields);
-    return `0x${keccakHex(viem, inner + addressWord(context.entryPoint) + uintWord(BigInt(context.chainId)))}`;
+    return `0x${keccak256Hex(keccak256Hex(fields) + addressWord(context.entryPoint) + uintWord(BigInt(context.chainId)))}`;
   }
-  const typeHash = constantHash(
-    viem,
-    'PackedUserOperation(address sender,uint256 nonce,bytes initCode,bytes callData,bytes32 accountGasLimits,uint256 preVerificationGas,bytes32 gasFees,bytes paymasterAndData)',
+  const domainSeparator = keccak256Hex(
+    DOMAIN_PREFIX + uintWord(BigInt(context.chainId)) + addressWord(context.entryPoint),
   );
-  const domainSeparator = keccakHex(
-    viem,
-    constantHash(viem, 'EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)') +
-      constantHash(viem, 'ERC4337') +
-      constantHash(viem, '1') +
-      uintWord(BigInt(context.chainId)) +
-      addressWord(context.entryPoint),
-  );
-  const structHash = keccakHex(viem, typeHash + fields);
-  return `0x${keccakHex(viem, `1901${domainSeparator}${structHash}`)}`;
+  return `0x${keccak256Hex(`1901${domainSeparator}${keccak256Hex(TYPE_HASH + fields)}`)}`;
 }

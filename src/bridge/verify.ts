@@ -15,7 +15,6 @@ import {
   wordUint,
 } from './hex.js';
 import { entryPointVersion, packUserOperation, userOperationHash } from './user-operation.js';
-import { loadViem } from './viem.js';
 
 /** What `verifyBridgeBatch` checks: the batch, against the route and the wallet and amount you meant. */
 export interface VerifyBridgeBatchParams {
@@ -283,8 +282,7 @@ export async function verifyBridgeBatch(
       fail('userOp.callData', 'the operation does not execute exactly the listed calls');
     }
     if (version) {
-      const viem = await loadViem();
-      const hash = userOperationHash(viem, packed.op, {
+      const hash = userOperationHash(packed.op, {
         entryPoint: bundle.entryPoint,
         chainId: bundle.chainId,
         version,
