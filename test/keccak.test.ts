@@ -1,9 +1,12 @@
 import fc from 'fast-check';
 import { bytesToHex, keccak256, stringToHex } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { keccak256Hex, keccak256Text } from '../src/bridge/keccak.js';
+import { keccak256Hex, keccak256HexJs, keccak256Text } from '../src/bridge/keccak.js';
 
-describe('keccak256', () => {
+describe.each([
+  ['WebAssembly', keccak256Hex],
+  ['plain JS', keccak256HexJs],
+])('keccak256 (%s)', (_, keccak256Hex) => {
   it('matches the known empty-input digest', () => {
     expect(keccak256Hex('')).toBe('c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470');
   });
@@ -23,6 +26,11 @@ describe('keccak256', () => {
       }),
       { numRuns: 300, seed: 1600 },
     );
+  });
+
+  it('grows its memory for inputs larger than it holds', () => {
+    const bytes = Uint8Array.from({ length: 200_000 }, (_, i) => (i * 7) & 0xff);
+    expect(keccak256Hex(bytesToHex(bytes).slice(2))).toBe(keccak256(bytes).slice(2));
   });
 
   it('hashes text as UTF-8', () => {

@@ -8,7 +8,16 @@ export function isHex(value: unknown): value is `0x${string}` {
 
 /** A 32-byte word (64 hex chars, no prefix) holding `value`. */
 export function uintWord(value: bigint): string {
+  if (value <= 0xffffffffn) return smallWord(Number(value));
   return value.toString(16).padStart(64, '0');
+}
+
+const ZERO_WORD = '0'.repeat(64);
+
+/** A 32-byte word holding a small non-negative integer (offsets, lengths): no BigInt needed. */
+export function smallWord(value: number): string {
+  const digits = value.toString(16);
+  return ZERO_WORD.slice(digits.length) + digits;
 }
 
 /** A 32-byte word holding an address, left-padded with zeros. */
@@ -52,17 +61,13 @@ export function encodeExecuteBatch(
   const tails: string[] = [];
   let offset = calls.length * 32;
   for (const call of calls) {
-    heads.push(uintWord(BigInt(offset)));
+    heads.push(smallWord(offset));
     const data = call.data.slice(2).toLowerCase();
     const padded = data.padEnd(Math.ceil(data.length / 64) * 64, '0');
     const tail =
-      addressWord(call.target) +
-      uintWord(call.value) +
-      uintWord(0x60n) +
-      uintWord(BigInt(data.length / 2)) +
-      padded;
+      addressWord(call.target) + uintWord(call.value) + smallWord(0x60) + smallWord(data.length / 2) + padded;
     tails.push(tail);
     offset += tail.length / 2;
   }
-  return `0x34fcd5be${uintWord(0x20n)}${uintWord(BigInt(calls.length))}${heads.join('')}${tails.join('')}`;
+  return `0x34fcd5be${smallWord(0x20)}${smallWord(calls.length)}${heads.join('')}${tails.join('')}`;
 }

@@ -1,9 +1,11 @@
 import { keccakF } from './keccak-f.js';
+import { INPUT_AT, KECCAK_WASM } from './keccak-wasm.js';
 
 /**
  * keccak256 (the original Keccak padding, as Ethereum uses) over hex text. The verifier hashes
- * about 1.5 KB per batch; a generated, unrolled permutation is several times faster than a
- * table-driven one.
+ * about 1.5 KB per batch, most of its work: a generated WebAssembly sponge (native 64-bit
+ * rotates) does it about 3.5 times faster than the generated JS permutation, which remains for
+ * runtimes without WebAssembly.
  */
 
 const RATE = 136;
@@ -31,14 +33,70 @@ function wordAt(bytes: Uint8Array, index: number): number {
   return bytes[index]! | (bytes[index + 1]! << 8) | (bytes[index + 2]! << 16) | (bytes[index + 3]! << 24);
 }
 
+/** keccak256 of no bytes: a user operation without initCode or paymaster hashes it every time. */
+const EMPTY = 'c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470';
+
+interface WasmSponge {
+  memory: WebAssembly.Memory;
+  absorb: (blocks: number) => void;
+  bytes: Uint8Array;
+}
+
+/** Compiled on first use (1.7 KB, synchronous); `null` where WebAssembly is unavailable. */
+let sponge: WasmSponge | null | undefined;
+
+function loadSponge(): WasmSponge | null {
+  if (sponge !== undefined) return sponge;
+  try {
+    const binary = Uint8Array.from(atob(KECCAK_WASM), (char) => char.charCodeAt(0));
+    const { exports } = new WebAssembly.Instance(new WebAssembly.Module(binary), {});
+    const memory = exports.memory as WebAssembly.Memory;
+    sponge = {
+      memory,
+      absorb: exports.absorb as (blocks: number) => void,
+      bytes: new Uint8Array(memory.buffer),
+    };
+  } catch {
+    sponge = null;
+  }
+  return sponge;
+}
+
+/** keccak256 through the WebAssembly sponge: the input is padded in its memory, then absorbed. */
+function keccakWasm(wasm: WasmSponge, hex: string): string {
+  const length = hex.length >>> 1;
+  const blocks = Math.floor(length / RATE) + 1;
+  const end = INPUT_AT + blocks * RATE;
+  if (end > wasm.bytes.length) {
+    wasm.memory.grow(Math.ceil((end - wasm.bytes.length) / 65_536));
+    wasm.bytes = new Uint8Array(wasm.memory.buffer);
+  }
+  const { bytes } = wasm;
+  if (NativeBuffer) bytes.set(NativeBuffer.from(hex, 'hex'), INPUT_AT);
+  else
+    for (let i = 0; i < length; i++)
+      bytes[INPUT_AT + i] = (HEX_VALUE[hex.charCodeAt(2 * i)]! << 4) | HEX_VALUE[hex.charCodeAt(2 * i + 1)]!;
+  bytes.fill(0, INPUT_AT + length, end);
+  bytes[INPUT_AT + length] = 0x01;
+  bytes[end - 1]! |= 0x80;
+  wasm.absorb(blocks);
+  let out = '';
+  for (let i = 0; i < 32; i++) out += BYTE_HEX[bytes[i]!]!;
+  return out;
+}
+
 /**
  * keccak256 of the bytes that `hex` spells (no `0x`, even length, already validated), as 64
  * lowercase hex characters without `0x`.
  */
-/** keccak256 of no bytes: a user operation without initCode or paymaster hashes it every time. */
-const EMPTY = 'c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470';
-
 export function keccak256Hex(hex: string): string {
+  if (hex.length === 0) return EMPTY;
+  const wasm = loadSponge();
+  return wasm ? keccakWasm(wasm, hex) : keccak256HexJs(hex);
+}
+
+/** The same in plain JS, for runtimes without WebAssembly. */
+export function keccak256HexJs(hex: string): string {
   if (hex.length === 0) return EMPTY;
   state.fill(0);
   const bytes = hexToBytes(hex);

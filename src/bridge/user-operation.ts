@@ -43,6 +43,8 @@ function uint128(value: bigint): string {
  */
 export function packUserOperation(
   op: Record<string, unknown>,
+  /** Call data the caller already matched against a canonical encoding: it needs no hex check. */
+  knownCallData?: string,
 ): { op: PackedUserOperation } | { problems: string[] } {
   const problems: string[] = [];
   const num = (name: string, max: bigint): bigint => {
@@ -74,7 +76,8 @@ export function packUserOperation(
   const sender = op.sender;
   if (typeof sender !== 'string' || !ADDRESS.test(sender)) problems.push('sender is not an address');
   const nonce = num('nonce', UINT256_MAX);
-  const callData = bytes('callData', false);
+  const callData =
+    knownCallData === undefined ? bytes('callData', false) : knownCallData.slice(2).toLowerCase();
   const preVerificationGas = num('preVerificationGas', UINT256_MAX);
 
   const packed = 'accountGasLimits' in op || 'gasFees' in op || 'initCode' in op || 'paymasterAndData' in op;

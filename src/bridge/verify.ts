@@ -267,7 +267,21 @@ export async function verifyBridgeBatch(
     if (call.data.length % 2 !== 0) fail('calls.data', `call ${index + 1} data is not whole bytes`);
     calls.push({ target: call.target, value: value ?? 0n, data: call.data.toLowerCase() });
   });
-  const packed = packUserOperation(bundle.userOp);
+  // The call data must be exactly executeBatch of the listed calls; once it matches that encoding
+  // (built from validated calls) it is known to be clean hex and needs no second check.
+  const callData = bundle.userOp.callData;
+  const canonical = typeof callData === 'string' && callData.toLowerCase() === encodeExecuteBatch(calls);
+  if (!canonical) {
+    const hooks =
+      typeof callData === 'string' && callData.slice(2, 10).toLowerCase() === SELECTOR.executeUserOp;
+    fail(
+      'userOp.callData',
+      hooks
+        ? 'the call data goes through executeUserOp (execution hooks), not executeBatch'
+        : 'the operation does not execute exactly the listed calls',
+    );
+  }
+  const packed = packUserOperation(bundle.userOp, canonical ? callData : undefined);
   let paymaster: Address | null = null;
   if ('problems' in packed) {
     for (const problem of packed.problems) fail('userOp.fields', problem);
@@ -275,11 +289,6 @@ export async function verifyBridgeBatch(
     paymaster = packed.op.paymaster ?? null;
     if ((options.requirePaymaster ?? true) && !paymaster) {
       fail('userOp.paymaster', 'the operation is not sponsored: the wallet would pay gas in native token');
-    }
-    if (packed.op.callData.startsWith(SELECTOR.executeUserOp)) {
-      fail('userOp.callData', 'the call data goes through executeUserOp (execution hooks), not executeBatch');
-    } else if (`0x${packed.op.callData}` !== encodeExecuteBatch(calls)) {
-      fail('userOp.callData', 'the operation does not execute exactly the listed calls');
     }
     if (version) {
       const hash = userOperationHash(packed.op, {
