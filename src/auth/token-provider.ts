@@ -58,15 +58,21 @@ export class TokenProvider {
     return now >= token.issuedAt + (token.expiresAt - token.issuedAt) * REFRESH_AHEAD_SHARE;
   }
 
-  /** A usable token: the cached one when valid, else the shared store's, else a new one. */
-  async get(): Promise<LeasedToken> {
+  /**
+   * The cached token when it is usable, without waiting (a refresh starts in the background when
+   * one is due); undefined when a caller has to wait for `get`.
+   */
+  peek(): LeasedToken | undefined {
     const now = this.#now();
     const cached = this.#current;
-    if (this.#usable(cached, now)) {
-      if (this.#refreshDue(cached, now)) this.#refreshInBackground(now);
-      return { token: cached, fresh: false };
-    }
-    return this.#inflight ?? this.#acquire('fetched');
+    if (!this.#usable(cached, now)) return undefined;
+    if (this.#refreshDue(cached, now)) this.#refreshInBackground(now);
+    return { token: cached, fresh: false };
+  }
+
+  /** A usable token: the cached one when valid, else the shared store's, else a new one. */
+  async get(): Promise<LeasedToken> {
+    return this.peek() ?? this.#inflight ?? this.#acquire('fetched');
   }
 
   /** Drops `rejected` (after a 401) so that the next `get` fetches a new token. */

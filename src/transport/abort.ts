@@ -37,3 +37,66 @@ export function sleep(ms: number, signal: AbortSignal | undefined, reason: () =>
   });
   return raceSignal(wait, signal, reason).finally(() => clearTimeout(timer));
 }
+
+/**
+ * Reads a response body to text within `ms`, or until `signal` aborts; either way the body is
+ * cancelled, which releases the connection. A body that breaks off is `broken(cause)`.
+ */
+export async function readText(
+  response: Response,
+  ms: number,
+  signal: AbortSignal | undefined,
+  timedOut: () => unknown,
+  aborted: () => unknown,
+  broken: (cause: unknown) => unknown,
+): Promise<string> {
+  const body = response.body;
+  if (!body) return '';
+  const reader = body.getReader();
+  if (ms <= 0 || signal?.aborted) {
+    reader.cancel().catch(() => {});
+    throw ms <= 0 ? timedOut() : aborted();
+  }
+  let halted: unknown;
+  let stop: ((value: undefined) => void) | undefined;
+  const stopped = new Promise<undefined>((resolve) => {
+    stop = resolve;
+  });
+  const halt = (error: unknown) => {
+    halted ??= error;
+    reader.cancel().catch(() => {});
+    stop?.(undefined);
+  };
+  const timer = setTimeout(() => halt(timedOut()), ms);
+  const onAbort = () => halt(aborted());
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      let next: ReadableStreamReadResult<Uint8Array> | undefined;
+      try {
+        next = await Promise.race([reader.read(), stopped]);
+      } catch (error) {
+        throw halted ?? broken(error);
+      }
+      if (halted !== undefined || next === undefined) throw halted;
+      if (next.done) break;
+      chunks.push(next.value);
+      size += next.value.byteLength;
+    }
+    if (chunks.length === 1) return decoder.decode(chunks[0]);
+    const all = new Uint8Array(size);
+    let offset = 0;
+    for (const chunk of chunks) {
+      all.set(chunk, offset);
+      offset += chunk.byteLength;
+    }
+    return decoder.decode(all);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+const decoder = new TextDecoder();

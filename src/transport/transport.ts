@@ -11,7 +11,7 @@ import {
   TimeoutError,
 } from '../errors/client-errors.js';
 import { apiErrorFromResponse } from '../errors/from-response.js';
-import { raceSignal } from './abort.js';
+import { raceSignal, readText } from './abort.js';
 import type { ClientEvents } from './events.js';
 import { type RetryPolicy, withRetries } from './retry.js';
 
@@ -78,8 +78,6 @@ export interface Parser<T> {
     | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
 }
 
-const TIMED_OUT = Symbol('timed out');
-
 export function zodIssues(error: {
   issues: readonly { path: readonly PropertyKey[]; message: string }[];
 }): ResponseIssue[] {
@@ -113,7 +111,9 @@ export class Transport {
 
   /**
    * One attempt: sends, reads the whole body, and turns a timeout, an abort or a broken connection
-   * into the SDK's typed errors. HTTP error statuses are returned, not thrown.
+   * into the SDK's typed errors. HTTP error statuses are returned, not thrown. ky's own timeout
+   * covers the wait for headers and the body is read within what is left of it: no AbortSignal
+   * is made per attempt (Node's are costly) unless the caller passed one.
    */
   async exchange(
     request: Exchange,
@@ -125,51 +125,49 @@ export class Transport {
     const timeoutMs = options?.timeoutMs ?? this.#config.timeoutMs;
     const signal = options?.signal;
     if (signal?.aborted) throw new AbortError({ cause: signal.reason });
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(TIMED_OUT), timeoutMs);
-    const onAbort = () => controller.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
     const started = performance.now();
     if (events.listenerCount('request') > 0)
       events.emit('request', { method: request.method, path: label, attempt });
     let status: number | undefined;
     let requestId: string | undefined;
     let failure: unknown;
+    const timedOut = () => new TimeoutError(request.method, label, timeoutMs);
+    const aborted = () => new AbortError({ cause: signal?.reason });
     try {
-      const fail = () =>
-        controller.signal.reason === TIMED_OUT
-          ? new TimeoutError(request.method, label, timeoutMs)
-          : new AbortError({ cause: signal?.reason });
+      let response: Response;
       try {
-        const response = await raceSignal(
-          this.#config.ky(request.path, {
-            method: request.method,
-            headers: request.headers,
-            ...(request.searchParams ? { searchParams: request.searchParams } : {}),
-            ...(request.body === undefined ? {} : { body: request.body }),
-            signal: controller.signal,
-          }),
-          controller.signal,
-          fail,
-        );
-        status = response.status;
-        requestId = response.headers.get('x-request-id') ?? undefined;
-        const text = await raceSignal(response.text(), controller.signal, fail);
-        return { status, headers: response.headers, text } satisfies RawResponse;
+        response = await this.#config.ky(request.path, {
+          method: request.method,
+          headers: request.headers,
+          timeout: timeoutMs,
+          ...(request.searchParams ? { searchParams: request.searchParams } : {}),
+          ...(request.body === undefined ? {} : { body: request.body }),
+          ...(signal ? { signal } : {}),
+        });
       } catch (error) {
         if (isPartnerError(error)) throw error;
-        if (controller.signal.aborted) throw fail();
+        if (signal?.aborted) throw aborted();
+        if (error instanceof Error && error.name === 'TimeoutError') throw timedOut();
         // ky wraps fetch failures with the Request attached, which holds the bearer token: keep only
         // the transport's own error.
         const cause = error instanceof Error && error.name === 'NetworkError' ? error.cause : error;
         throw new ConnectionError(request.method, label, { cause });
       }
+      status = response.status;
+      requestId = response.headers.get('x-request-id') ?? undefined;
+      const text = await readText(
+        response,
+        timeoutMs - (performance.now() - started),
+        signal,
+        timedOut,
+        aborted,
+        (cause) => new ConnectionError(request.method, label, { cause }),
+      );
+      return { status, headers: response.headers, text } satisfies RawResponse;
     } catch (error) {
       failure = error;
       throw error;
     } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
       if (events.listenerCount('response') > 0) {
         events.emit('response', {
           method: request.method,
@@ -240,7 +238,7 @@ export class Transport {
       raceSignal(tokens.get(), options?.signal, () => new AbortError({ cause: options?.signal?.reason }));
 
     return this.retrying(spec.method, label, spec.retryable ?? true, options, async () => {
-      let lease = await raceToken();
+      let lease = tokens.peek() ?? (await raceToken());
       let response = await send(lease);
       if (response.status === 401 && !lease.fresh && !replayed) {
         replayed = true;

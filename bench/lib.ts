@@ -1,0 +1,44 @@
+/** Shared by the benchmarks: interleaved rounds, medians and a plain table. */
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export interface Contender {
+  name: string;
+  /** Runs one batch of work and returns how many operations it did. */
+  run: () => Promise<number> | number;
+}
+
+/**
+ * Runs every contender once per round, rotating the order each round so that none always goes
+ * first, and returns each one's median time per operation in microseconds.
+ */
+export async function interleave(contenders: Contender[], rounds: number): Promise<Map<string, number>> {
+  const samples = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < contenders.length; k++) {
+      const contender = contenders[(round + k) % contenders.length]!;
+      const started = performance.now();
+      const ops = await contender.run();
+      samples.get(contender.name)!.push(((performance.now() - started) * 1000) / ops);
+    }
+  }
+  return new Map([...samples].map(([name, values]) => [name, median(values)]));
+}
+
+export function table(title: string, header: string[], rows: (string | number)[][]): void {
+  const cells = [header, ...rows.map((row) => row.map(String))];
+  const widths = header.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
+  console.log(`\n${title}`);
+  for (const [index, row] of cells.entries()) {
+    console.log(
+      `  ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')}`,
+    );
+    if (index === 0) console.log(`  ${widths.map((width) => '-'.repeat(width)).join('  ')}`);
+  }
+}
+
+export const fixed = (value: number, digits = 2) => value.toFixed(digits);

@@ -1,0 +1,88 @@
+/**
+ * Per-call overhead: bridge.routes() with full validation against a local node:http server
+ * (20 routes, the spec's full shape), next to raw fetch + res.json(), a bare ky + zod call of the
+ * same request, and the openai SDK's generic GET — sequential and at 32 concurrent.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import ky from 'ky';
+import OpenAI from 'openai';
+import { bridgeSchemas } from '../src/schemas/bridge.js';
+import { route } from '../test/helpers/fixtures.js';
+import { type Contender, fixed, interleave, table } from './lib.js';
+import { sdk } from './sdk.js';
+
+const routes = Array.from({ length: 20 }, (_, i) =>
+  route({ routeId: `route-${i}`, provider: i % 2 ? 'across' : 'across-v3' }),
+);
+const routesBody = JSON.stringify({ data: routes });
+const tokenBody = JSON.stringify({
+  access_token: 'bench-token',
+  token_type: 'Bearer',
+  expires_in: 3600,
+  scope: 'bridge:read',
+});
+
+export async function overhead(): Promise<void> {
+  const server = createServer((req, res) => {
+    const body = req.url?.endsWith('/auth/token') ? tokenBody : routesBody;
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const url = `${base}/api/v1/s2s/bridge/routes`;
+  const headers = { authorization: 'Bearer bench-token', accept: 'application/json' };
+  const schema = bridgeSchemas(false).routes;
+  const api = ky.create({ prefix: `${base}/api/v1/s2s`, retry: 0, timeout: false });
+  const openai = new OpenAI({ apiKey: 'bench-token', baseURL: `${base}/api/v1/s2s`, maxRetries: 0 });
+  const client = new sdk.PartnerClient({ baseUrl: base, clientId: 'bench', clientSecret: 'bench' });
+  await client.bridge.routes();
+
+  const calls: Record<string, () => Promise<unknown>> = {
+    'raw fetch + json': async () => (await fetch(url, { headers })).json(),
+    'ky + zod': async () => schema.parse(await api.get('bridge/routes', { headers }).json()),
+    'openai SDK get': () => openai.get('/bridge/routes'),
+    'partner-s2s-sdk': () => client.bridge.routes(),
+  };
+  for (const call of Object.values(calls)) for (let i = 0; i < 50; i++) await call();
+
+  const sequential =
+    (call: () => Promise<unknown>): Contender['run'] =>
+    async () => {
+      for (let i = 0; i < 200; i++) await call();
+      return 200;
+    };
+  const concurrent =
+    (call: () => Promise<unknown>): Contender['run'] =>
+    async () => {
+      await Promise.all(
+        Array.from({ length: 32 }, async () => {
+          for (let i = 0; i < 20; i++) await call();
+        }),
+      );
+      return 640;
+    };
+  for (const [label, mode] of [
+    ['sequential', sequential],
+    ['32 concurrent', concurrent],
+  ] as const) {
+    const result = await interleave(
+      Object.entries(calls).map(([name, call]) => ({ name, run: mode(call) })),
+      9,
+    );
+    const raw = result.get('raw fetch + json')!;
+    const kyZod = result.get('ky + zod')!;
+    table(
+      `Per-call overhead, GET /bridge/routes with 20 routes (${label}; median of 9 interleaved rounds)`,
+      ['client', 'µs/call', '× raw fetch', '× ky + zod'],
+      [...result].map(([name, us]) => [name, fixed(us, 1), fixed(us / raw), fixed(us / kyZod)]),
+    );
+  }
+  await new Promise((resolve) => server.close(resolve));
+  server.closeAllConnections();
+}
