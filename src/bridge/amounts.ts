@@ -39,8 +39,13 @@ export function decimalLiteral(amount: unknown): { literal: string } | { error: 
 }
 
 function decimalsOf(token: number | { decimals: number }): number {
-  const decimals = typeof token === 'number' ? token : token.decimals;
-  if (!Number.isInteger(decimals) || decimals < 0 || decimals > 255) {
+  const decimals =
+    typeof token === 'number'
+      ? token
+      : typeof token === 'object' && token !== null
+        ? token.decimals
+        : undefined;
+  if (typeof decimals !== 'number' || !Number.isInteger(decimals) || decimals < 0 || decimals > 255) {
     throw new ArgumentError('amount conversion', [
       { path: 'decimals', message: 'must be an integer from 0 to 255' },
     ]);
@@ -59,7 +64,13 @@ function decimalsOf(token: number | { decimals: number }): number {
 export function toRawAmount(amount: string | number, token: number | { decimals: number }): bigint {
   const decimals = decimalsOf(token);
   const text =
-    typeof amount === 'number' ? (Number.isFinite(amount) ? numberToDecimal(amount) : '') : amount.trim();
+    typeof amount === 'number'
+      ? Number.isFinite(amount)
+        ? numberToDecimal(amount)
+        : ''
+      : typeof amount === 'string'
+        ? amount.trim()
+        : '';
   if (!/^\d+(\.\d+)?$/.test(text)) {
     throw new ArgumentError('toRawAmount', [
       { path: 'amount', message: `not a decimal amount: ${JSON.stringify(String(amount))}` },
@@ -87,9 +98,9 @@ export function toRawAmount(amount: string | number, token: number | { decimals:
  */
 export function fromRawAmount(raw: bigint | string, token: number | { decimals: number }): string {
   const decimals = decimalsOf(token);
-  if (typeof raw === 'string' && !/^-?\d+$/.test(raw)) {
+  if (typeof raw !== 'bigint' && (typeof raw !== 'string' || !/^-?\d+$/.test(raw))) {
     throw new ArgumentError('fromRawAmount', [
-      { path: 'raw', message: `not a base-unit integer: ${JSON.stringify(raw)}` },
+      { path: 'raw', message: `not a base-unit integer: ${JSON.stringify(String(raw))}` },
     ]);
   }
   const value = BigInt(raw);

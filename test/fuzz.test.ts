@@ -1,0 +1,269 @@
+import fc from 'fast-check';
+import { privateKeyToAccount } from 'viem/accounts';
+import { describe, expect, it } from 'vitest';
+import {
+  ArgumentError,
+  CallbackParseError,
+  fromRawAmount,
+  isPartnerError,
+  PartnerClient,
+  parseBridgeCallback,
+  signBridgeBatch,
+  toRawAmount,
+  verifyBridgeBatch,
+} from '../src/index.js';
+import { validConstruct } from './helpers/batches.js';
+import { route, transfer } from './helpers/fixtures.js';
+import { json, type MockRequest, makeClient, mockService } from './helpers/mock-fetch.js';
+
+const account = privateKeyToAccount(`0x${'7'.repeat(64)}`);
+const DECIMAL_LITERAL = /"amount":(0|[1-9]\d*)(\.\d+)?[,}]/;
+
+/** Values that look like arguments: near misses of valid ones, and anything at all. */
+const argument = fc.oneof(
+  fc.anything(),
+  fc.record(
+    {
+      userId: fc.oneof(fc.string(), fc.constant('user-1'), fc.anything()),
+      routeId: fc.oneof(fc.string(), fc.constant('r1')),
+      transferId: fc.oneof(fc.string(), fc.constant('tr_1')),
+      intentId: fc.oneof(fc.string(), fc.constant('int_1')),
+      amount: fc.oneof(
+        fc.string(),
+        fc.double(),
+        fc.constantFrom('25.5', '0', '-1', '1e3', '007', '1.', ' 2 '),
+      ),
+      maxAmount: fc.oneof(fc.boolean(), fc.anything()),
+      limit: fc.oneof(fc.integer(), fc.double()),
+      status: fc.oneof(fc.string(), fc.constantFrom('delivered', 'pending')),
+      signature: fc.oneof(fc.string(), fc.constant(`0xff00${'11'.repeat(65)}`)),
+      cursor: fc.string(),
+    },
+    { requiredKeys: [] },
+  ),
+);
+
+type Call = (client: PartnerClient, input: unknown) => Promise<unknown>;
+const calls: Record<string, Call> = {
+  quote: (c, x) => c.bridge.quote(x as never),
+  feeEstimate: (c, x) => c.bridge.feeEstimate(x as never),
+  construct: (c, x) => c.bridge.construct(x as never),
+  send: (c, x) => c.bridge.send(x as never),
+  list: async (c, x) => c.bridge.transfers.list(x as never),
+  get: (c, x) => c.bridge.transfers.get(x as never),
+  wait: (c, x) => c.bridge.transfers.wait(x as never, { timeoutMs: 20, pollIntervalMs: 1 }),
+  execute: (c, x) => c.bridge.execute({ ...(x as object), signer: account } as never),
+  routesOptions: (c, x) => c.bridge.routes(x as never),
+};
+
+function answering() {
+  return mockService({
+    routes: {
+      'POST /bridge/quote': () =>
+        json(
+          { statusCode: 400, error: 'Bad Request', code: 'VALIDATION_FAILED', message: 'x', errors: ['x'] },
+          400,
+        ),
+      'GET /bridge/fee-estimate': () => json({ data: { finalAmount: '1' } }),
+      'POST /bridge/construct/transaction/batch': () => json({ data: validConstruct() }),
+      'POST /bridge/transaction/batch/send': () =>
+        json({ data: { userOpHash: `0x${'ab'.repeat(32)}`, transferId: 'tr_1' } }),
+      'GET /bridge/transfers': () => json({ data: [transfer()], nextCursor: null }),
+      'GET /bridge/routes': () => json({ data: [route()] }),
+      'GET *': () => json({ data: transfer() }),
+    },
+  });
+}
+
+describe('fuzz: any input to any public method', () => {
+  it.each(Object.keys(calls))(
+    '%s gives a result or a typed error, and sends nothing it should not',
+    async (name) => {
+      await fc.assert(
+        fc.asyncProperty(argument, async (input) => {
+          const service = answering();
+          const client = makeClient(service, { maxRetries: 0 });
+          const outcome = await calls[name]!(client, input).then(
+            () => undefined,
+            (error: unknown) => error,
+          );
+          if (outcome !== undefined) expect(isPartnerError(outcome), String(outcome)).toBe(true);
+          const data = service.calls.filter((call: MockRequest) => call.path !== '/auth/token');
+          if (outcome instanceof ArgumentError) expect(data).toEqual([]);
+          for (const call of data) {
+            if (!call.body) continue;
+            expect(() => JSON.parse(call.body)).not.toThrow();
+            if (call.body.includes('"amount"')) expect(call.body).toMatch(DECIMAL_LITERAL);
+          }
+        }),
+        { numRuns: 120, seed: 2026 },
+      );
+    },
+  );
+
+  it('the client constructor throws only ArgumentError', () => {
+    fc.assert(
+      fc.property(
+        fc.anything(),
+        fc.record(
+          {
+            baseUrl: fc.oneof(fc.webUrl(), fc.string()),
+            clientId: fc.string(),
+            clientSecret: fc.string(),
+            scope: fc.anything(),
+          },
+          { requiredKeys: [] },
+        ),
+        (a, b) => {
+          for (const options of [a, b]) {
+            try {
+              new PartnerClient(options as never);
+            } catch (error) {
+              expect(error).toBeInstanceOf(ArgumentError);
+            }
+          }
+        },
+      ),
+      { numRuns: 300, seed: 7 },
+    );
+  });
+
+  it('verify, sign and the amount helpers throw only typed errors', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.anything(), fc.anything(), fc.anything(), async (a, b, c) => {
+        const outcomes = await Promise.all([
+          verifyBridgeBatch({ route: a, construct: b, wallet: c } as never).catch((e: unknown) => e),
+          verifyBridgeBatch({
+            route: route(),
+            construct: { ...validConstruct(), quote: a },
+            wallet: account.address,
+          } as never).catch((e: unknown) => e),
+          signBridgeBatch({ bundle: a, signer: b } as never).catch((e: unknown) => e),
+          Promise.resolve()
+            .then(() => toRawAmount(a as never, b as never))
+            .catch((e: unknown) => e),
+          Promise.resolve()
+            .then(() => fromRawAmount(a as never, c as never))
+            .catch((e: unknown) => e),
+        ]);
+        for (const outcome of outcomes) {
+          if (outcome instanceof Error) expect(isPartnerError(outcome), String(outcome)).toBe(true);
+        }
+      }),
+      { numRuns: 200, seed: 11 },
+    );
+  });
+});
+
+/** Server answers of every kind: statuses, headers and bodies a broken or hostile server may send. */
+const answer = fc.record({
+  status: fc.oneof(fc.integer({ min: 200, max: 599 }), fc.constantFrom(200, 401, 403, 429, 503)),
+  contentType: fc.constantFrom('application/json', 'text/html', 'text/plain', ''),
+  retryAfter: fc.option(
+    fc.oneof(fc.string(), fc.constantFrom('1', '0', '-5', '999999', 'Wed, 21 Oct 2015 07:28:00 GMT')),
+    { nil: undefined },
+  ),
+  challenge: fc.option(fc.string(), { nil: undefined }),
+  body: fc.oneof(
+    fc.string(),
+    fc.json(),
+    fc.constant('<html><body>502 Bad Gateway</body></html>'),
+    fc.constant('{"data": ['),
+    fc.constant(`{"data":${'9'.repeat(400)}}`),
+    fc.jsonValue().map((value) => JSON.stringify({ data: value })),
+    fc.jsonValue().map((value) =>
+      JSON.stringify({
+        statusCode: 400,
+        error: 'x',
+        code: 'INSUFFICIENT_BALANCE',
+        message: 'x',
+        token: value,
+        required: value,
+      }),
+    ),
+    fc.jsonValue().map((value) => JSON.stringify({ data: { ...transfer(), status: value } })),
+    fc.jsonValue().map((value) => JSON.stringify({ error: value, error_description: value })),
+  ),
+});
+
+describe('fuzz: any server answer', () => {
+  it('every method gives a result or a typed error, the token endpoint included', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        answer,
+        fc.option(answer, { nil: undefined }),
+        fc.constantFrom(...Object.keys(calls)),
+        async (data, token, name) => {
+          const respond = (a: typeof data) => () =>
+            new Response(a.status === 204 ? null : a.body, {
+              status: a.status,
+              headers: {
+                ...(a.contentType ? { 'content-type': a.contentType } : {}),
+                ...(a.retryAfter !== undefined ? { 'retry-after': a.retryAfter } : {}),
+                ...(a.challenge !== undefined ? { 'www-authenticate': a.challenge } : {}),
+              },
+            });
+          // No token answer drawn: the token endpoint works and only the data endpoints misbehave.
+          const service = mockService({
+            ...(token ? { token: respond(token) } : {}),
+            routes: { 'GET *': respond(data), 'POST *': respond(data) },
+          });
+          const client = makeClient(service, {
+            maxRetries: 1,
+            retry: { minDelayMs: 0, maxDelayMs: 1, maxRetryAfterMs: 1 },
+          });
+          const valid: Record<string, unknown> = {
+            quote: { userId: 'u', routeId: 'r', amount: '1' },
+            feeEstimate: { routeId: 'r', amount: '1' },
+            construct: { userId: 'u', routeId: 'r', amount: '1' },
+            send: { userId: 'u', intentId: 'i', signature: `0xff00${'11'.repeat(65)}` },
+            list: { userId: 'u' },
+            get: { userId: 'u', transferId: 't' },
+            wait: { userId: 'u', transferId: 't' },
+            execute: { userId: 'u', routeId: 'base-usdc-to-bsc-usdc', amount: '25.5' },
+            routesOptions: undefined,
+          };
+          const outcome = await calls[name]!(client, valid[name]).then(
+            () => undefined,
+            (error: unknown) => error,
+          );
+          if (outcome !== undefined)
+            expect(isPartnerError(outcome), `${name}: ${String(outcome)}`).toBe(true);
+        },
+      ),
+      { numRuns: 400, seed: 429 },
+    );
+  });
+});
+
+describe('fuzz: any callback body', () => {
+  it('gives a parse result or a CallbackParseError', () => {
+    const mutated = fc
+      .tuple(fc.constantFrom(...Object.keys(transfer())), fc.jsonValue())
+      .map(([key, value]) => ({ ...transfer(), [key]: value }));
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.uint8Array(),
+          fc.anything(),
+          fc.jsonValue(),
+          mutated,
+          mutated.map((t) => JSON.stringify(t)),
+        ),
+        (body) => {
+          try {
+            const parsed = parseBridgeCallback(body);
+            expect(
+              ['unknown', 'unexpected_state'].includes(parsed.kind) ||
+                parsed.kind.startsWith('bridge_transfer_'),
+            ).toBe(true);
+          } catch (error) {
+            expect(error).toBeInstanceOf(CallbackParseError);
+          }
+        },
+      ),
+      { numRuns: 2000, seed: 99 },
+    );
+  });
+});
