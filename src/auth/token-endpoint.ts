@@ -76,7 +76,10 @@ export function fetchToken(
       };
     }
     const value = json.ok ? (json.value as Record<string, unknown> | null) : undefined;
-    if (value && typeof value === 'object' && typeof value.error === 'string') {
+    // The OAuth shape is the endpoint's answer to a bad request or credential (400, 401); a 429 or
+    // 5xx is an outage, typed by status so that it is retried, whatever its body says.
+    const refused = response.status === 400 || response.status === 401;
+    if (refused && value && typeof value === 'object' && typeof value.error === 'string') {
       const description = typeof value.error_description === 'string' ? value.error_description : undefined;
       throw oauthErrorFor(response.status, value.error, description);
     }
@@ -85,7 +88,7 @@ export function fetchToken(
       method: 'POST',
       path: TOKEN_PATH,
       headers: response.headers,
-      body: undefined,
+      body: value,
       requiredScopes: [],
       grantedScopes: undefined,
     });

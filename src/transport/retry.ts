@@ -37,6 +37,16 @@ export interface RetryPolicy {
 
 const RETRIED_STATUSES = new Set([429, 502, 503, 504]);
 
+/**
+ * Carries an error that was already retried by an inner layer (a token request inside a data
+ * call): the outer layer passes it through as it is, so that attempts never multiply.
+ */
+export class AlreadyRetried extends Error {
+  constructor(readonly error: unknown) {
+    super('already retried');
+  }
+}
+
 /** Connection errors, timeouts, 429, 502, 503 and 504: the failures that a later attempt may not see. */
 export function isRetryable(error: unknown): boolean {
   if (error instanceof ConnectionError || error instanceof TimeoutError) return true;
@@ -66,11 +76,11 @@ export async function withRetries<T>(
   attempt: (attemptNumber: number) => Promise<T>,
 ): Promise<T> {
   const abortError = () => new AbortError({ cause: hooks.signal?.reason });
-  if (!hooks.retryable || policy.retries === 0) {
-    if (hooks.signal?.aborted) throw abortError();
-    return attempt(1);
-  }
   try {
+    if (!hooks.retryable || policy.retries === 0) {
+      if (hooks.signal?.aborted) throw abortError();
+      return await attempt(1);
+    }
     return await pRetry(attempt, {
       retries: policy.retries,
       minTimeout: policy.minDelayMs,
@@ -90,6 +100,7 @@ export async function withRetries<T>(
       },
     });
   } catch (error) {
+    if (error instanceof AlreadyRetried) throw error.error;
     if (hooks.signal?.aborted && !(error instanceof AbortError)) throw abortError();
     throw error;
   }

@@ -13,7 +13,7 @@ import {
 import { apiErrorFromResponse } from '../errors/from-response.js';
 import { raceSignal, readText } from './abort.js';
 import type { ClientEvents } from './events.js';
-import { type RetryPolicy, withRetries } from './retry.js';
+import { AlreadyRetried, type RetryPolicy, withRetries } from './retry.js';
 
 /**
  * Options every method takes as its last argument.
@@ -234,8 +234,15 @@ export class Transport {
         options,
         label,
       );
+    // The token request has its own retries; its failure is final for this call.
     const raceToken = () =>
-      raceSignal(tokens.get(), options?.signal, () => new AbortError({ cause: options?.signal?.reason }));
+      raceSignal(
+        tokens.get(),
+        options?.signal,
+        () => new AbortError({ cause: options?.signal?.reason }),
+      ).catch((error: unknown) => {
+        throw error instanceof AbortError ? error : new AlreadyRetried(error);
+      });
 
     return this.retrying(spec.method, label, spec.retryable ?? true, options, async () => {
       let lease = tokens.peek() ?? (await raceToken());

@@ -1,0 +1,227 @@
+import { spawnSync } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  AuthenticationError,
+  ConnectionError,
+  InvalidClientError,
+  isPartnerError,
+  PartnerClient,
+  RateLimitError,
+  ServiceUnavailableError,
+  SubmitOutcomeUnknownError,
+  TimeoutError,
+} from '../src/index.js';
+import { faultServer, jsonReply, token } from './helpers/fault-server.js';
+import { route } from './helpers/fixtures.js';
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()));
+});
+
+async function setup(handlers: Parameters<typeof faultServer>[0]) {
+  const server = await faultServer({ 'POST /auth/token': token, ...handlers });
+  closers.push(server.close);
+  const client = new PartnerClient({
+    baseUrl: server.url,
+    clientId: 'c',
+    clientSecret: 's',
+    maxRetries: 2,
+    timeoutMs: 300,
+    retry: { minDelayMs: 5, maxDelayMs: 20, maxRetryTimeMs: 5_000 },
+  });
+  return { server, client };
+}
+
+const routesBody = JSON.stringify({ data: [route()] });
+
+describe('faults on a real connection', () => {
+  it('a connection reset mid-body: bounded attempts, then ConnectionError', async () => {
+    const { server, client } = await setup({
+      'GET /bridge/routes': (_req, res) => {
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-length': String(routesBody.length),
+        });
+        res.write(routesBody.slice(0, 40));
+        setTimeout(() => res.socket?.destroy(), 5);
+      },
+    });
+    const error = await client.bridge.routes().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(server.count('GET /bridge/routes')).toBe(3);
+  });
+
+  it('a body slower than the timeout: TimeoutError within bounded attempts', async () => {
+    const { server, client } = await setup({
+      'GET /bridge/routes': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(routesBody.slice(0, 40));
+        const drip = setInterval(() => res.write(' '), 50);
+        res.on('close', () => clearInterval(drip));
+      },
+    });
+    const error = await client.bridge.routes({ maxRetries: 1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(server.count('GET /bridge/routes')).toBe(2);
+    // The body is cancelled at the deadline. Whether undici then closes the pooled socket at once
+    // depends on its version and pool state (aborting does no better); that nothing is left that
+    // keeps the process alive is checked by the child-process test below.
+  });
+
+  it('headers that never come: TimeoutError within bounded time', async () => {
+    const { server, client } = await setup({ 'GET /bridge/routes': () => {} });
+    const started = Date.now();
+    const error = await client.bridge.routes().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(server.count('GET /bridge/routes')).toBe(3);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('a 5xx storm: maxRetries + 1 attempts, then the typed error', async () => {
+    const { server, client } = await setup({
+      'GET /bridge/routes': (_req, res) =>
+        jsonReply(res, 503, { statusCode: 503, error: 'Service Unavailable', code: 'DOWN', message: 'down' }),
+    });
+    await expect(client.bridge.routes()).rejects.toBeInstanceOf(ServiceUnavailableError);
+    expect(server.count('GET /bridge/routes')).toBe(3);
+  });
+
+  it('429 with Retry-After is waited for, then succeeds', async () => {
+    const { server, client } = await setup({
+      'GET /bridge/routes': (_req, res, attempt) =>
+        attempt === 1
+          ? jsonReply(
+              res,
+              429,
+              { statusCode: 429, error: 'Too Many Requests', code: 'RATE_LIMITED', message: 'slow' },
+              { 'retry-after': '0' },
+            )
+          : (res.writeHead(200, { 'content-type': 'application/json' }), res.end(routesBody)),
+    });
+    await expect(client.bridge.routes()).resolves.toHaveLength(1);
+    expect(server.count('GET /bridge/routes')).toBe(2);
+  });
+
+  it('429 that never clears ends as RateLimitError with the server delay', async () => {
+    const { client } = await setup({
+      'GET /bridge/routes': (_req, res) =>
+        jsonReply(
+          res,
+          429,
+          { statusCode: 429, error: 'Too Many Requests', code: 'RATE_LIMITED', message: 'slow' },
+          { 'retry-after': '0' },
+        ),
+    });
+    const error = (await client.bridge.routes().catch((e: unknown) => e)) as RateLimitError;
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error.retryAfterMs).toBe(0);
+  });
+
+  it('a token endpoint that is down: bounded token attempts, typed error, no data request', async () => {
+    const { server, client } = await setup({
+      'POST /auth/token': (_req, res) => jsonReply(res, 503, { error: 'temporarily_unavailable' }),
+      'GET /bridge/routes': (_req, res) => jsonReply(res, 200, { data: [] }),
+    });
+    const error = await client.bridge.routes().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect(server.count('POST /auth/token')).toBe(3);
+    expect(server.count('GET /bridge/routes')).toBe(0);
+  });
+
+  it('a credential revoked mid-run: one refresh, then a typed error; no loop', async () => {
+    let revoked = false;
+    const { server, client } = await setup({
+      'POST /auth/token': (req, res, attempt) =>
+        revoked
+          ? jsonReply(res, 401, { error: 'invalid_client', error_description: 'revoked' })
+          : token(req, res, attempt),
+      'GET /bridge/routes': (_req, res) =>
+        revoked
+          ? jsonReply(
+              res,
+              401,
+              { statusCode: 401, error: 'Unauthorized', code: 'UNAUTHORIZED', message: 'revoked' },
+              { 'www-authenticate': 'Bearer error="invalid_token"' },
+            )
+          : (res.writeHead(200, { 'content-type': 'application/json' }), res.end(routesBody)),
+    });
+    await client.bridge.routes();
+    revoked = true;
+    const error = await client.bridge.routes().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidClientError);
+    expect(server.count('GET /bridge/routes')).toBe(2);
+    expect(server.count('POST /auth/token')).toBe(2);
+    const again = await client.bridge.routes().catch((e: unknown) => e);
+    expect(isPartnerError(again)).toBe(true);
+  });
+
+  it('a revoked token with a working token endpoint: AuthenticationError, credential stopped', async () => {
+    const { server, client } = await setup({
+      'GET /bridge/routes': (_req, res) =>
+        jsonReply(
+          res,
+          401,
+          { statusCode: 401, error: 'Unauthorized', code: 'UNAUTHORIZED', message: 'stopped' },
+          { 'www-authenticate': 'Bearer error="invalid_token"' },
+        ),
+    });
+    const error = (await client.bridge.routes().catch((e: unknown) => e)) as AuthenticationError;
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect(error.credentialStopped).toBe(true);
+    expect(server.count('GET /bridge/routes')).toBe(1);
+  });
+
+  it('a submit whose connection breaks is sent once', async () => {
+    const { server, client } = await setup({
+      'POST /bridge/transaction/batch/send': (_req, res) => res.socket?.destroy(),
+    });
+    const error = await client.bridge
+      .send({ userId: 'u', intentId: 'i', signature: `0xff00${'11'.repeat(65)}` })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SubmitOutcomeUnknownError);
+    expect(server.count('POST /bridge/transaction/batch/send')).toBe(1);
+  });
+});
+
+describe('nothing is left behind', () => {
+  it('after every fault, the process exits by itself: no timer or socket left open', () => {
+    const script = `
+      import { createServer } from 'node:http';
+      import { PartnerClient } from './src/index.ts';
+      let n = 0;
+      const server = createServer((req, res) => {
+        req.resume();
+        const path = req.url.split('?')[0];
+        if (path.endsWith('/auth/token')) { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify({ access_token: 't', token_type: 'Bearer', expires_in: 3600 })); return; }
+        n++;
+        const kind = n % 4;
+        if (kind === 0) { res.writeHead(503); res.end('{}'); }
+        else if (kind === 1) { res.writeHead(200, { 'content-type': 'application/json' }); res.write('{"data":['); setTimeout(() => res.socket?.destroy(), 5); }
+        else if (kind === 2) { res.writeHead(200); res.write('{'); }
+        else { /* never answers */ }
+      });
+      server.listen(0, '127.0.0.1', async () => {
+        const client = new PartnerClient({ baseUrl: 'http://127.0.0.1:' + server.address().port, clientId: 'c', clientSecret: 's', timeoutMs: 200, maxRetries: 2, retry: { minDelayMs: 5, maxDelayMs: 10 } });
+        const controller = new AbortController();
+        setTimeout(() => controller.abort(), 50);
+        const results = await Promise.allSettled([
+          ...Array.from({ length: 8 }, () => client.bridge.routes()),
+          client.bridge.routes({ signal: controller.signal }),
+          client.bridge.transfers.wait({ userId: 'u', transferId: 't' }, { timeoutMs: 300, pollIntervalMs: 20 }),
+        ]);
+        const untyped = results.filter((r) => r.status === 'rejected' && !(r.reason && r.reason[Symbol.for('partner-s2s-sdk.error')]));
+        server.closeAllConnections();
+        server.close();
+        console.log('settled', results.length, 'untyped', untyped.length);
+      });
+    `;
+    const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
+    expect(result.signal, `the process did not exit by itself: ${result.stderr}`).toBeNull();
+    expect(result.stdout).toContain('settled 10 untyped 0');
+    expect(result.status).toBe(0);
+  });
+});
