@@ -97,7 +97,7 @@ describe('faults on a real connection', () => {
               { statusCode: 429, error: 'Too Many Requests', code: 'RATE_LIMITED', message: 'slow' },
               { 'retry-after': '0' },
             )
-          : (res.writeHead(200, { 'content-type': 'application/json' }), res.end(routesBody)),
+          : jsonReply(res, 200, { data: [route()] }),
     });
     await expect(client.bridge.routes()).resolves.toHaveLength(1);
     expect(server.count('GET /bridge/routes')).toBe(2);
@@ -144,7 +144,7 @@ describe('faults on a real connection', () => {
               { statusCode: 401, error: 'Unauthorized', code: 'UNAUTHORIZED', message: 'revoked' },
               { 'www-authenticate': 'Bearer error="invalid_token"' },
             )
-          : (res.writeHead(200, { 'content-type': 'application/json' }), res.end(routesBody)),
+          : jsonReply(res, 200, { data: [route()] }),
     });
     await client.bridge.routes();
     revoked = true;

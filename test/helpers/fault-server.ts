@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 
 export type FaultHandler = (req: IncomingMessage, res: ServerResponse, attempt: number) => void;
 
