@@ -17,6 +17,15 @@ export interface Contender {
  * first, and returns each one's median time per operation in microseconds.
  */
 export async function interleave(contenders: Contender[], rounds: number): Promise<Map<string, number>> {
+  const samples = await interleaveSamples(contenders, rounds);
+  return new Map([...samples].map(([name, values]) => [name, median(values)]));
+}
+
+/** Like `interleave`, keeping every round's time per operation (µs) for paired comparisons. */
+export async function interleaveSamples(
+  contenders: Contender[],
+  rounds: number,
+): Promise<Map<string, number[]>> {
   const samples = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
   for (let round = 0; round < rounds; round++) {
     for (let k = 0; k < contenders.length; k++) {
@@ -26,7 +35,15 @@ export async function interleave(contenders: Contender[], rounds: number): Promi
       samples.get(contender.name)!.push(((performance.now() - started) * 1000) / ops);
     }
   }
-  return new Map([...samples].map(([name, values]) => [name, median(values)]));
+  return samples;
+}
+
+/**
+ * The median over rounds of `a / b` measured in the same round: on a noisy machine both sides of
+ * a round share its conditions, so the paired ratio is steadier than a ratio of medians.
+ */
+export function pairedRatio(a: number[], b: number[]): number {
+  return median(a.map((value, i) => value / b[i]!));
 }
 
 export function table(title: string, header: string[], rows: (string | number)[][]): void {

@@ -9,7 +9,7 @@ import ky from 'ky';
 import OpenAI from 'openai';
 import { bridgeSchemas } from '../src/schemas/bridge.js';
 import { route } from '../test/helpers/fixtures.js';
-import { type Contender, fixed, interleave, table } from './lib.js';
+import { type Contender, fixed, interleaveSamples, median, pairedRatio, table } from './lib.js';
 import { sdk } from './sdk.js';
 
 const routes = Array.from({ length: 20 }, (_, i) =>
@@ -71,16 +71,21 @@ export async function overhead(): Promise<void> {
     ['sequential', sequential],
     ['32 concurrent', concurrent],
   ] as const) {
-    const result = await interleave(
+    const samples = await interleaveSamples(
       Object.entries(calls).map(([name, call]) => ({ name, run: mode(call) })),
-      9,
+      15,
     );
-    const raw = result.get('raw fetch + json')!;
-    const kyZod = result.get('ky + zod')!;
+    const raw = samples.get('raw fetch + json')!;
+    const kyZod = samples.get('ky + zod')!;
     table(
-      `Per-call overhead, GET /bridge/routes with 20 routes (${label}; median of 9 interleaved rounds)`,
-      ['client', 'µs/call', '× raw fetch', '× ky + zod'],
-      [...result].map(([name, us]) => [name, fixed(us, 1), fixed(us / raw), fixed(us / kyZod)]),
+      `Per-call overhead, GET /bridge/routes with 20 routes (${label}; 15 interleaved rounds; ratios are medians of per-round ratios)`,
+      ['client', 'median µs/call', '× raw fetch', '× ky + zod'],
+      [...samples].map(([name, values]) => [
+        name,
+        fixed(median(values), 1),
+        fixed(pairedRatio(values, raw)),
+        fixed(pairedRatio(values, kyZod)),
+      ]),
     );
   }
   await new Promise((resolve) => server.close(resolve));

@@ -57,15 +57,11 @@ export async function readText(
     reader.cancel().catch(() => {});
     throw ms <= 0 ? timedOut() : aborted();
   }
+  // Cancelling the reader settles a pending read (as done), so no race per chunk is needed.
   let halted: unknown;
-  let stop: ((value: undefined) => void) | undefined;
-  const stopped = new Promise<undefined>((resolve) => {
-    stop = resolve;
-  });
   const halt = (error: unknown) => {
     halted ??= error;
     reader.cancel().catch(() => {});
-    stop?.(undefined);
   };
   const timer = setTimeout(() => halt(timedOut()), ms);
   const onAbort = () => halt(aborted());
@@ -74,13 +70,13 @@ export async function readText(
     const chunks: Uint8Array[] = [];
     let size = 0;
     for (;;) {
-      let next: ReadableStreamReadResult<Uint8Array> | undefined;
+      let next: ReadableStreamReadResult<Uint8Array>;
       try {
-        next = await Promise.race([reader.read(), stopped]);
+        next = await reader.read();
       } catch (error) {
         throw halted ?? broken(error);
       }
-      if (halted !== undefined || next === undefined) throw halted;
+      if (halted !== undefined) throw halted;
       if (next.done) break;
       chunks.push(next.value);
       size += next.value.byteLength;
