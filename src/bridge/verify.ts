@@ -317,25 +317,19 @@ export async function verifyBridgeBatch(
   }
   const approve = calls[0];
   if (approve) {
-    if (!sameAddress(approve.target, targets.token))
-      fail('approve.target', 'approve is not on the source token', targets.token, approve.target);
-    const body = approve.data.slice(2);
-    if (body.length !== 136 || !body.startsWith(SELECTOR.approve)) {
-      fail('approve.encoding', 'the first call is not a canonically encoded approve(address,uint256)');
-    } else {
-      const spender = wordAddress(argWord(body, 0));
-      if (spender === undefined) fail('approve.encoding', 'the spender is not a clean address word');
-      else if (!sameAddress(spender, targets.bridge))
-        fail('approve.spender', 'approve is not to the bridge', targets.bridge, spender);
-      if (argWord(body, 1) !== uintWord(amountInRaw)) {
-        fail(
-          'approve.amount',
-          'approve is not for exactly the amount deposited',
-          amountInRaw,
-          wordUint(argWord(body, 1)),
-        );
-      }
-    }
+    checkTokenCall(fail, approve, {
+      id: 'approve',
+      selector: SELECTOR.approve,
+      signature: 'approve(address,uint256)',
+      token: targets.token,
+      party: {
+        check: 'approve.spender',
+        name: 'the spender',
+        expected: targets.bridge,
+        wrong: 'approve is not to the bridge',
+      },
+      amount: { expected: amountInRaw, wrong: 'approve is not for exactly the amount deposited' },
+    });
   }
 
   let deposit: DepositFacts | undefined;
@@ -354,19 +348,19 @@ export async function verifyBridgeBatch(
 
   const fee = calls[2];
   if (fee) {
-    if (!sameAddress(fee.target, targets.token))
-      fail('fee.target', 'the fee transfer is not in the source token', targets.token, fee.target);
-    const body = fee.data.slice(2);
-    if (body.length !== 136 || !body.startsWith(SELECTOR.transfer)) {
-      fail('fee.encoding', 'the third call is not a canonically encoded transfer(address,uint256)');
-    } else {
-      const recipient = wordAddress(argWord(body, 0));
-      if (recipient === undefined) fail('fee.encoding', 'the fee recipient is not a clean address word');
-      else if (!sameAddress(recipient, targets.treasury))
-        fail('fee.recipient', 'the fee does not go to the treasury', targets.treasury, recipient);
-      if (argWord(body, 1) !== uintWord(gasFeeRaw))
-        fail('fee.amount', 'the fee is not the quoted gas fee', gasFeeRaw, wordUint(argWord(body, 1)));
-    }
+    checkTokenCall(fail, fee, {
+      id: 'fee',
+      selector: SELECTOR.transfer,
+      signature: 'transfer(address,uint256)',
+      token: targets.token,
+      party: {
+        check: 'fee.recipient',
+        name: 'the fee recipient',
+        expected: targets.treasury,
+        wrong: 'the fee does not go to the treasury',
+      },
+      amount: { expected: gasFeeRaw, wrong: 'the fee is not the quoted gas fee' },
+    });
   }
 
   if (issues.length > 0 || !deposit || !version) {
@@ -414,6 +408,40 @@ export async function verifyBridgeBatch(
   };
 }
 
+type Fail = (check: string, message: string, expected?: unknown, actual?: unknown) => void;
+
+/**
+ * An ERC-20 call of shape `(address, uint256)` on the source token (approve, fee transfer): exactly
+ * its selector and two clean words, the expected party and the exact amount.
+ */
+function checkTokenCall(
+  fail: Fail,
+  call: { target: string; data: string },
+  spec: {
+    id: 'approve' | 'fee';
+    selector: string;
+    signature: string;
+    token: string;
+    party: { check: string; name: string; expected: string; wrong: string };
+    amount: { expected: bigint; wrong: string };
+  },
+): void {
+  if (!sameAddress(call.target, spec.token))
+    fail(`${spec.id}.target`, `${spec.id} is not on the source token`, spec.token, call.target);
+  const body = call.data.slice(2);
+  if (body.length !== 136 || !body.startsWith(spec.selector)) {
+    fail(`${spec.id}.encoding`, `the call is not a canonically encoded ${spec.signature}`);
+    return;
+  }
+  const party = wordAddress(argWord(body, 0));
+  if (party === undefined) fail(`${spec.id}.encoding`, `${spec.party.name} is not a clean address word`);
+  else if (!sameAddress(party, spec.party.expected))
+    fail(spec.party.check, spec.party.wrong, spec.party.expected, party);
+  if (argWord(body, 1) !== uintWord(spec.amount.expected)) {
+    fail(`${spec.id}.amount`, spec.amount.wrong, spec.amount.expected, wordUint(argWord(body, 1)));
+  }
+}
+
 interface DepositFacts {
   fn: 'deposit' | 'depositV3';
   suffix: Hex | null;
@@ -426,7 +454,7 @@ interface DepositFacts {
 function checkDeposit(
   call: { target: string; data: string },
   context: {
-    fail: (check: string, message: string, expected?: unknown, actual?: unknown) => void;
+    fail: Fail;
     route: BridgeRoute;
     wallet: string;
     amountInRaw: bigint;

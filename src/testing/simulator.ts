@@ -6,6 +6,7 @@ import { recoverAuthorizationAddress } from 'viem/utils';
 import { fromRawAmount, toRawAmount } from '../bridge/amounts.js';
 import { DEFAULT_DELEGATES } from '../bridge/constants.js';
 import { sameAddress } from '../bridge/hex.js';
+import { CALLBACK_KINDS } from '../callbacks/parse.js';
 import type {
   BridgeBundle,
   BridgeQuote,
@@ -107,14 +108,8 @@ const TRANSITIONS: Record<string, readonly string[]> = {
   source_confirmed: ['delivered', 'refund_pending'],
   refund_pending: ['refunded'],
 };
-const CALLBACK_STATES = new Set([
-  'submitted',
-  'source_confirmed',
-  'delivered',
-  'refund_pending',
-  'refunded',
-  'failed',
-]);
+/** The states that send a callback: `bridge_transfer_<status>` for each callback kind. */
+const CALLBACK_STATES = new Set<string>(CALLBACK_KINDS.map((kind) => kind.slice('bridge_transfer_'.length)));
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
   401: 'Unauthorized',
@@ -707,6 +702,19 @@ export class PartnerSimulator {
     throw new HttpFailure(404, 'NOT_FOUND', `no endpoint ${method} ${path}`);
   }
 
+  /** A request body as an object, or the VALIDATION_FAILED the service answers to anything else. */
+  #json(body: string): Record<string, unknown> {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      throw this.#validation(['the body must be JSON']);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw this.#validation(['the body must be an object']);
+    return parsed as Record<string, unknown>;
+  }
+
   #validation(errors: string[]): HttpFailure {
     return new HttpFailure(400, 'VALIDATION_FAILED', errors.join('; '), { errors });
   }
@@ -715,13 +723,7 @@ export class PartnerSimulator {
     body: string,
     required: string[],
   ): { userId: string; routeId: string; amountLiteral: string; parsed: Record<string, unknown> } {
-    let parsed: Record<string, unknown>;
-    try {
-      parsed = JSON.parse(body) as Record<string, unknown>;
-    } catch {
-      throw this.#validation(['the body must be JSON']);
-    }
-    if (typeof parsed !== 'object' || parsed === null) throw this.#validation(['the body must be an object']);
+    const parsed = this.#json(body);
     const errors: string[] = [];
     for (const field of required) {
       if (field === 'amount') {
@@ -821,12 +823,7 @@ export class PartnerSimulator {
   }
 
   #construct(organisationId: string, body: string) {
-    let parsed: Record<string, unknown>;
-    try {
-      parsed = JSON.parse(body) as Record<string, unknown>;
-    } catch {
-      throw this.#validation(['the body must be JSON']);
-    }
+    const parsed = this.#json(body);
     const errors: string[] = [];
     if (typeof parsed.userId !== 'string' || !parsed.userId) errors.push('userId must be a non-empty string');
     if (typeof parsed.routeId !== 'string' || !parsed.routeId)
@@ -947,12 +944,7 @@ export class PartnerSimulator {
   }
 
   async #send(organisationId: string, body: string) {
-    let parsed: Record<string, unknown>;
-    try {
-      parsed = JSON.parse(body) as Record<string, unknown>;
-    } catch {
-      throw this.#validation(['the body must be JSON']);
-    }
+    const parsed = this.#json(body);
     const errors: string[] = [];
     for (const field of ['userId', 'intentId', 'signature']) {
       if (typeof parsed[field] !== 'string' || !parsed[field])
