@@ -1,5 +1,4 @@
 import type { EventEmitter } from 'eventemitter3';
-import type { KyInstance } from 'ky';
 import type { LeasedToken, TokenProvider } from '../auth/token-provider.js';
 import { ApiError, AuthenticationError } from '../errors/api-error.js';
 import { isPartnerError } from '../errors/base.js';
@@ -61,8 +60,24 @@ export interface DataRequest<T> {
   retryable?: boolean;
 }
 
+/**
+ * The one ky instance's call shape, as the transport uses it. Declared here so that no ky type
+ * reaches the published declarations (ky is bundled, not a dependency).
+ */
+export type HttpCall = (
+  input: string,
+  options: {
+    method: string;
+    headers: Record<string, string>;
+    timeout: number;
+    searchParams?: URLSearchParams;
+    body?: string;
+    signal?: AbortSignal;
+  },
+) => Promise<Response>;
+
 export interface TransportConfig {
-  ky: KyInstance;
+  ky: HttpCall;
   events: EventEmitter<ClientEvents>;
   tokens: TokenProvider;
   timeoutMs: number;

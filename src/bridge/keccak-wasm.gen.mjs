@@ -1,17 +1,42 @@
 // Generates src/bridge/keccak-wasm.ts: keccak-f[1600] sponge absorption in WebAssembly, whose
 // native 64-bit rotates make it several times faster than the 32-bit JS permutation.
-// Run: node scripts/gen-keccak-wasm.mjs. test/keccak.test.ts checks it against viem's keccak256.
+// Run from the repository root: node src/bridge/keccak-wasm.gen.mjs. test/keccak.test.ts checks it against viem's keccak256.
 import { writeFileSync } from 'node:fs';
 import wabtFactory from 'wabt';
 
 // FIPS 202 section 3.2 tables. R[x][y]: rotation of lane (x, y).
-const R = [[0, 36, 3, 41, 18], [1, 44, 10, 45, 2], [62, 6, 43, 15, 61], [28, 55, 25, 21, 56], [27, 20, 39, 8, 14]];
+const R = [
+  [0, 36, 3, 41, 18],
+  [1, 44, 10, 45, 2],
+  [62, 6, 43, 15, 61],
+  [28, 55, 25, 21, 56],
+  [27, 20, 39, 8, 14],
+];
 const RC = [
-  0x0000000000000001n, 0x0000000000008082n, 0x800000000000808an, 0x8000000080008000n, 0x000000000000808bn,
-  0x0000000080000001n, 0x8000000080008081n, 0x8000000000008009n, 0x000000000000008an, 0x0000000000000088n,
-  0x0000000080008009n, 0x000000008000000an, 0x000000008000808bn, 0x800000000000008bn, 0x8000000000008089n,
-  0x8000000000008003n, 0x8000000000008002n, 0x8000000000000080n, 0x000000000000800an, 0x800000008000000an,
-  0x8000000080008081n, 0x8000000000008080n, 0x0000000080000001n, 0x8000000080008008n,
+  0x0000000000000001n,
+  0x0000000000008082n,
+  0x800000000000808an,
+  0x8000000080008000n,
+  0x000000000000808bn,
+  0x0000000080000001n,
+  0x8000000080008081n,
+  0x8000000000008009n,
+  0x000000000000008an,
+  0x0000000000000088n,
+  0x0000000080008009n,
+  0x000000008000000an,
+  0x000000008000808bn,
+  0x800000000000008bn,
+  0x8000000000008089n,
+  0x8000000000008003n,
+  0x8000000000008002n,
+  0x8000000000000080n,
+  0x000000000000800an,
+  0x800000008000000an,
+  0x8000000080008081n,
+  0x8000000000008080n,
+  0x0000000080000001n,
+  0x8000000080008008n,
 ];
 const lane = (x, y) => x + 5 * y;
 const STATE = 0; // 25 lanes
@@ -23,30 +48,44 @@ const lines = [];
 const w = (line) => lines.push(line);
 w('(module');
 w('  (memory (export "memory") 2)');
-w(`  (data (i32.const ${RC_AT}) "${RC.map((rc) => Array.from({ length: 8 }, (_, k) => `\\${((rc >> BigInt(8 * k)) & 0xffn).toString(16).padStart(2, '0')}`).join('')).join('')}")`);
+w(
+  `  (data (i32.const ${RC_AT}) "${RC.map((rc) => Array.from({ length: 8 }, (_, k) => `\\${((rc >> BigInt(8 * k)) & 0xffn).toString(16).padStart(2, '0')}`).join('')).join('')}")`,
+);
 w('  (func $permute');
-for (const name of [...[0, 1, 2, 3, 4].flatMap((x) => [`c${x}`, `d${x}`]), ...Array.from({ length: 25 }, (_, i) => `b${i}`)]) {
+for (const name of [
+  ...[0, 1, 2, 3, 4].flatMap((x) => [`c${x}`, `d${x}`]),
+  ...Array.from({ length: 25 }, (_, i) => `b${i}`),
+]) {
   w(`    (local $${name} i64)`);
 }
 w('    (local $round i32)');
 w('    (loop $rounds');
 for (let x = 0; x < 5; x++) {
-  w(`      (local.set $c${x} (i64.xor (i64.xor (i64.xor (i64.xor ${load(lane(x, 0))} ${load(lane(x, 1))}) ${load(lane(x, 2))}) ${load(lane(x, 3))}) ${load(lane(x, 4))}))`);
+  w(
+    `      (local.set $c${x} (i64.xor (i64.xor (i64.xor (i64.xor ${load(lane(x, 0))} ${load(lane(x, 1))}) ${load(lane(x, 2))}) ${load(lane(x, 3))}) ${load(lane(x, 4))}))`,
+  );
 }
 for (let x = 0; x < 5; x++) {
-  w(`      (local.set $d${x} (i64.xor (local.get $c${(x + 4) % 5}) (i64.rotl (local.get $c${(x + 1) % 5}) (i64.const 1))))`);
+  w(
+    `      (local.set $d${x} (i64.xor (local.get $c${(x + 4) % 5}) (i64.rotl (local.get $c${(x + 1) % 5}) (i64.const 1))))`,
+  );
 }
 for (let x = 0; x < 5; x++) {
   for (let y = 0; y < 5; y++) {
     const dst = lane(y, (2 * x + 3 * y) % 5);
-    w(`      (local.set $b${dst} (i64.rotl (i64.xor ${load(lane(x, y))} (local.get $d${x})) (i64.const ${R[x][y]})))`);
+    w(
+      `      (local.set $b${dst} (i64.rotl (i64.xor ${load(lane(x, y))} (local.get $d${x})) (i64.const ${R[x][y]})))`,
+    );
   }
 }
 for (let y = 0; y < 5; y++) {
   for (let x = 0; x < 5; x++) {
     const i = lane(x, y);
     const chi = `(i64.xor (local.get $b${i}) (i64.and (i64.xor (local.get $b${lane((x + 1) % 5, y)}) (i64.const -1)) (local.get $b${lane((x + 2) % 5, y)})))`;
-    const value = i === 0 ? `(i64.xor ${chi} (i64.load offset=${RC_AT} (i32.shl (local.get $round) (i32.const 3))))` : chi;
+    const value =
+      i === 0
+        ? `(i64.xor ${chi} (i64.load offset=${RC_AT} (i32.shl (local.get $round) (i32.const 3))))`
+        : chi;
     w(`      (i64.store offset=${STATE + 8 * i} (i32.const 0) ${value})`);
   }
 }
@@ -61,7 +100,9 @@ w(`    (local.set $at (i32.const ${INPUT_AT}))`);
 w('    (block $done (loop $next');
 w('      (br_if $done (i32.eqz (local.get $blocks)))');
 for (let i = 0; i < 17; i++) {
-  w(`      (i64.store offset=${STATE + 8 * i} (i32.const 0) (i64.xor ${load(i)} (i64.load offset=${8 * i} (local.get $at))))`);
+  w(
+    `      (i64.store offset=${STATE + 8 * i} (i32.const 0) (i64.xor ${load(i)} (i64.load offset=${8 * i} (local.get $at))))`,
+  );
 }
 w('      (call $permute)');
 w('      (local.set $at (i32.add (local.get $at) (i32.const 136)))');
@@ -77,7 +118,7 @@ const { buffer } = module.toBinary({});
 const base64 = Buffer.from(buffer).toString('base64');
 writeFileSync(
   'src/bridge/keccak-wasm.ts',
-  `// Generated by scripts/gen-keccak-wasm.mjs; do not edit by hand.
+  `// Generated by src/bridge/keccak-wasm.gen.mjs; do not edit by hand.
 /** keccak-f[1600] sponge absorption in WebAssembly: \`absorb(blocks)\` over 136-byte blocks at INPUT_AT. */
 export const KECCAK_WASM = '${base64}';
 /** Where the padded input goes in the module's memory; the state is the first 200 bytes. */
