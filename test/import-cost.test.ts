@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { NOW, USER, validConstruct } from './helpers/batches.js';
+import { route } from './helpers/fixtures.js';
 
 /**
  * Imports a module in a fresh Node process with a resolve hook that records every bare package
@@ -39,9 +41,19 @@ function packagesLoadedBy(script: string): string[] {
 }
 
 describe('import cost', () => {
-  it('importing the main entry to read routes or receive callbacks never loads viem', () => {
+  it('importing the main entry, reading routes, receiving callbacks and verifying never load viem', () => {
+    // The batch is built here (with viem) and handed over as JSON, so only the SDK runs there.
+    const batch = JSON.stringify({
+      route: route(),
+      construct: validConstruct(),
+      wallet: USER,
+      amount: '25.5',
+      now: NOW,
+    });
     const loaded = packagesLoadedBy(`
       const sdk = await import('./src/index.ts');
+      const summary = await sdk.verifyBridgeBatch(${batch});
+      if (summary.source.amount !== '25.5') throw new Error('not verified');
       const client = new sdk.PartnerClient({ baseUrl: 'https://p.test', clientId: 'c', clientSecret: 's', fetch: async () => new Response('{}') });
       sdk.createCallbackRouter();
       sdk.parseBridgeCallback('{"kind":"portfolio"}');
@@ -49,10 +61,9 @@ describe('import cost', () => {
     expect(loaded.filter((name) => name.startsWith('viem'))).toEqual([]);
   });
 
-  it('verifying a batch loads viem on first use', () => {
+  it('signing loads viem on first use', () => {
     const loaded = packagesLoadedBy(`
       const sdk = await import('./src/index.ts');
-      await sdk.verifyBridgeBatch({ route: {}, construct: {}, wallet: '0x' + '11'.repeat(20) }).catch(() => {});
       await sdk.signBridgeBatch({ bundle: { userOpHash: '0x' + '11'.repeat(32), authorization: null }, signer: { address: '0x' + '11'.repeat(20), signMessage: async () => '0x' } }).catch(() => {});
     `);
     expect(loaded.some((name) => name.startsWith('viem'))).toBe(true);
