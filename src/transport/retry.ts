@@ -77,11 +77,20 @@ export async function withRetries<T>(
 ): Promise<T> {
   const abortError = () => new AbortError({ cause: hooks.signal?.reason });
   try {
-    if (!hooks.retryable || policy.retries === 0) {
-      if (hooks.signal?.aborted) throw abortError();
+    if (hooks.signal?.aborted) throw abortError();
+    // Most calls succeed at once: the first attempt runs without p-retry's bookkeeping. After a
+    // retryable failure p-retry takes over, its first attempt replaying that failure, so that every
+    // wait and decision is still p-retry's.
+    let first: unknown;
+    try {
       return await attempt(1);
+    } catch (error) {
+      if (!hooks.retryable || policy.retries === 0 || !isRetryable(error)) throw error;
+      first = error;
     }
-    return await pRetry(attempt, {
+    const replay = (attemptNumber: number) =>
+      attemptNumber === 1 ? Promise.reject(first) : attempt(attemptNumber);
+    return await pRetry(replay, {
       retries: policy.retries,
       minTimeout: policy.minDelayMs,
       maxTimeout: policy.maxDelayMs,
