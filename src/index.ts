@@ -9,6 +9,11 @@ export {
   MAV2_7702_DELEGATE_V100,
   MAV2_7702_DELEGATE_V110,
 } from './bridge/constants.js';
+export type {
+  BridgeExecuteParams,
+  BridgeExecuteResult,
+  ExecuteProgress,
+} from './bridge/execute.js';
 export {
   type BridgeSigner,
   type SignBridgeBatchParams,
@@ -22,6 +27,7 @@ export {
   type VerifyBridgeBatchParams,
   verifyBridgeBatch,
 } from './bridge/verify.js';
+export type { TransferSource, WaitOptions, WaitParams } from './bridge/wait.js';
 export {
   type BridgeCallbackKind,
   CALLBACK_KINDS,

@@ -1,12 +1,12 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ExecuteProgress } from '../src/bridge/execute.js';
 import {
   AbortError,
   ArgumentError,
   BatchVerificationError,
   type BridgeConstructResult,
   type BridgeSigner,
+  type ExecuteProgress,
   IntentNotFoundError,
   SubmitOutcomeUnknownError,
   TimeoutError,

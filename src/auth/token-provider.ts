@@ -43,11 +43,6 @@ export class TokenProvider {
     this.#now = deps.now ?? Date.now;
   }
 
-  /** The scopes of the cached token, if one is cached. */
-  get scopes(): readonly string[] | undefined {
-    return this.#current?.scopes;
-  }
-
   #usable(token: StoredToken | undefined, now: number): token is StoredToken {
     if (!token) return false;
     const margin = Math.min(EXPIRY_MARGIN_MS, (token.expiresAt - token.issuedAt) * 0.1);

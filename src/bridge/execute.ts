@@ -15,6 +15,7 @@ export type ExecuteProgress =
   | { step: 'signed'; signed: SignedBridgeBatch }
   | { step: 'submitted'; transferId: string; userOpHash: Hex };
 
+/** What `bridge.execute` takes: the construct arguments, the signer, and optional verify options and progress callback. */
 export type BridgeExecuteParams = (
   | { userId: string; routeId: string; amount: string | number; maxAmount?: false }
   | { userId: string; routeId: string; maxAmount: true; amount?: undefined }
@@ -27,6 +28,7 @@ export type BridgeExecuteParams = (
   onProgress?: (progress: ExecuteProgress) => void;
 };
 
+/** What `bridge.execute` returns once the batch is submitted. */
 export interface BridgeExecuteResult {
   transferId: string;
   userOpHash: Hex;

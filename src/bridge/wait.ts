@@ -36,6 +36,7 @@ export interface TransferSource {
   off(event: 'transfer', listener: (transfer: BridgeTransfer) => void): unknown;
 }
 
+/** Options of `bridge.transfers.wait`; `timeoutMs` here bounds the whole wait, not one read. */
 export interface WaitOptions extends Omit<RequestOptions, 'timeoutMs'> {
   /**
    * Resolve from callbacks as they arrive through this router; reads continue as a fallback, at
@@ -59,6 +60,7 @@ export interface WaitOptions extends Omit<RequestOptions, 'timeoutMs'> {
   maxPollIntervalMs?: number;
 }
 
+/** Which transfer `bridge.transfers.wait` waits on, and for which state. */
 export interface WaitParams {
   userId: string;
   transferId: string;

@@ -35,7 +35,6 @@ export const tokenResponseSchema = z.looseObject({
   expires_in: z.number().positive().finite().optional(),
   scope: z.string().optional(),
 });
-export type TokenResponse = z.infer<typeof tokenResponseSchema>;
 
 export function meSchemas(strict: boolean) {
   return record(strict, {
