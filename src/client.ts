@@ -4,7 +4,14 @@ import { z } from 'zod';
 import { fetchToken } from './auth/token-endpoint.js';
 import { TokenProvider } from './auth/token-provider.js';
 import { MemoryTokenStore, type TokenStore } from './auth/token-store.js';
-import { parseArgs } from './internal/args.js';
+import {
+  durationMs,
+  maxRetries,
+  parseArgs,
+  parseOptions,
+  requestOptionsSchema,
+  withMethods,
+} from './internal/args.js';
 import { Bridge } from './resources/bridge.js';
 import { type Me, meSchemas, type Scope } from './schemas/auth.js';
 import type { ClientEvents } from './transport/events.js';
@@ -71,10 +78,6 @@ export interface PartnerClientOptions {
 }
 
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
-const positiveMs = z
-  .int({ error: 'must be a whole number of milliseconds' })
-  .positive('must be positive')
-  .max(2_147_483_647);
 const secret = z.string({ error: 'must be a string' }).min(1, 'must not be empty');
 
 const optionsSchema = z.strictObject({
@@ -101,30 +104,23 @@ const optionsSchema = z.strictObject({
     )
     .optional(),
   clientAuth: z.enum(['body', 'basic'], { error: "must be 'body' or 'basic'" }).optional(),
-  timeoutMs: positiveMs.optional(),
-  maxRetries: z.int({ error: 'must be an integer' }).min(0).max(10, 'must be at most 10').optional(),
+  timeoutMs: durationMs.optional(),
+  maxRetries: maxRetries.optional(),
   retry: z
     .strictObject({
       minDelayMs: z.number().nonnegative().finite().optional(),
       maxDelayMs: z.number().nonnegative().finite().optional(),
-      maxRetryTimeMs: positiveMs.optional(),
+      maxRetryTimeMs: durationMs.optional(),
       maxRetryAfterMs: z.number().nonnegative().finite().optional(),
     })
     .optional(),
   fetch: z
     .custom<FetchLike>((value) => typeof value === 'function', 'must be a fetch-compatible function')
     .optional(),
-  tokenStore: z
-    .custom<TokenStore>(
-      (value) =>
-        typeof value === 'object' &&
-        value !== null &&
-        ['get', 'set', 'delete'].every(
-          (name) => typeof (value as Record<string, unknown>)[name] === 'function',
-        ),
-      'must have get, set and delete methods',
-    )
-    .optional(),
+  tokenStore: withMethods<TokenStore>(
+    ['get', 'set', 'delete'],
+    'must have get, set and delete methods',
+  ).optional(),
   strict: z.boolean().optional(),
 });
 
@@ -199,6 +195,7 @@ export class PartnerClient {
    * const { scopes } = await client.me();
    */
   async me(options?: RequestOptions): Promise<Me> {
+    options = parseOptions(requestOptionsSchema, options, 'me');
     const { data } = await this.#transport.request(
       { method: 'GET', path: '/me', scopes: [], schema: meSchemas(this.#strict) },
       options,

@@ -89,6 +89,41 @@ describe('bridge.execute', () => {
     });
   });
 
+  it('a progress callback that throws changes nothing: the transfer id still comes back', async () => {
+    const service = bridgeService();
+    const result = await makeClient(service).bridge.execute({
+      userId: 'user-1',
+      routeId: 'base-usdc-to-bsc-usdc',
+      amount: '25.5',
+      signer: account,
+      onProgress: () => {
+        throw new Error('observer bug');
+      },
+    });
+    expect(result.transferId).toBe('tr_1');
+    expect(service.calls.filter((c) => c.path === '/bridge/transaction/batch/send')).toHaveLength(1);
+  });
+
+  it('reads the signer address once: the batch is verified for the wallet that signs', async () => {
+    const service = bridgeService();
+    let reads = 0;
+    const signer = {
+      get address() {
+        reads++;
+        return reads === 1 ? account.address : ATTACKER;
+      },
+      signMessage: account.signMessage,
+      signAuthorization: account.signAuthorization,
+    };
+    await makeClient(service).bridge.execute({
+      userId: 'user-1',
+      routeId: 'base-usdc-to-bsc-usdc',
+      amount: '25.5',
+      signer: signer as BridgeSigner,
+    });
+    expect(reads).toBe(1);
+  });
+
   it('signs nothing and sends nothing when the batch fails a check', async () => {
     const tampered = constructFor(account.address, (c) => {
       c.bundle.calls[1]!.data = setWord(c.bundle.calls[1]!.data, 1, addressWord(ATTACKER));

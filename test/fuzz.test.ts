@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   ArgumentError,
   CallbackParseError,
+  createCallbackRouter,
   fromRawAmount,
   isPartnerError,
   PartnerClient,
@@ -42,6 +43,68 @@ const argument = fc.oneof(
     { requiredKeys: [] },
   ),
 );
+
+/**
+ * Values that fight back when read: a proxy whose every trap throws, a getter that throws, and a
+ * value whose `toString` and `valueOf` throw. fast-check itself inspects the values it draws, so it
+ * draws a marker, and `materialize` builds the real thing just before the call.
+ */
+class Hostile {
+  constructor(readonly kind: 'proxy' | 'getter' | 'toString') {}
+}
+const hostile = fc.constantFrom('proxy', 'getter', 'toString').map((kind) => new Hostile(kind));
+
+function materialize(value: unknown): unknown {
+  if (value instanceof Hostile) {
+    const trap = () => {
+      throw new Error(value.kind);
+    };
+    if (value.kind === 'proxy')
+      return new Proxy({}, { get: trap, has: trap, ownKeys: trap, getOwnPropertyDescriptor: trap });
+    if (value.kind === 'getter')
+      return Object.defineProperty({ userId: 'u', routeId: 'r', amount: '1' }, 'userId', {
+        enumerable: true,
+        get: trap,
+      });
+    return { toString: trap, valueOf: trap };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, materialize(entry)]));
+}
+
+/** Option objects: near misses of valid ones (a signal that is not an AbortSignal, timers too long), and anything. */
+const options = fc.oneof(
+  fc.anything(),
+  hostile,
+  fc.record(
+    {
+      signal: fc.oneof(
+        fc.anything(),
+        fc.constant({ aborted: false, addEventListener() {} }),
+        fc.constant(new AbortController().signal),
+      ),
+      timeoutMs: fc.oneof(fc.integer(), fc.double(), fc.constantFrom(1e15, 2 ** 31, 0, -1, 5_000)),
+      maxRetries: fc.oneof(fc.integer(), fc.double(), fc.constantFrom(-1, 11, 0, 2)),
+      pollIntervalMs: fc.oneof(fc.integer(), fc.constantFrom(1e12, 0)),
+      maxPollIntervalMs: fc.oneof(fc.integer(), fc.constantFrom(1e12, 0)),
+      router: fc.oneof(fc.anything(), hostile),
+    },
+    { requiredKeys: [] },
+  ),
+);
+
+/** A valid first argument for every method. */
+const VALID: Record<string, unknown> = {
+  quote: { userId: 'u', routeId: 'r', amount: '1' },
+  feeEstimate: { routeId: 'r', amount: '1' },
+  construct: { userId: 'u', routeId: 'r', amount: '1' },
+  send: { userId: 'u', intentId: 'i', signature: `0xff00${'11'.repeat(65)}` },
+  list: { userId: 'u' },
+  get: { userId: 'u', transferId: 't' },
+  wait: { userId: 'u', transferId: 't' },
+  execute: { userId: 'u', routeId: 'base-usdc-to-bsc-usdc', amount: '25.5' },
+  routesOptions: undefined,
+};
 
 type Call = (client: PartnerClient, input: unknown) => Promise<unknown>;
 const calls: Record<string, Call> = {
@@ -101,6 +164,86 @@ describe('fuzz: any input to any public method', () => {
     },
   );
 
+  const takingParams: Record<string, Call> = {
+    ...calls,
+    // Called without the spread of `calls.execute`, which would read the value in the test itself.
+    execute: (c, x) => c.bridge.execute(x as never),
+  };
+  it.each(Object.keys(takingParams))('%s takes hostile arguments as an ArgumentError', async (name) => {
+    await fc.assert(
+      fc.asyncProperty(hostile, async (input) => {
+        const service = answering();
+        const outcome = await takingParams[name]!(
+          makeClient(service, { maxRetries: 0 }),
+          materialize(input),
+        ).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        // Options made of nothing but a throwing toString name no option: they are valid.
+        if (name === 'routesOptions' && input.kind === 'toString') expect(outcome).toBeUndefined();
+        else expect(outcome).toBeInstanceOf(ArgumentError);
+        if (outcome instanceof ArgumentError)
+          expect(service.calls.filter((call: MockRequest) => call.path !== '/auth/token')).toEqual([]);
+      }),
+      { numRuns: 9, seed: 5 },
+    );
+  });
+
+  const withOptions: Record<string, (c: PartnerClient, o: unknown) => Promise<unknown>> = {
+    me: (c, o) => c.me(o as never),
+    routes: (c, o) => c.bridge.routes(o as never),
+    quote: (c, o) => c.bridge.quote(VALID.quote as never, o as never),
+    feeEstimate: (c, o) => c.bridge.feeEstimate(VALID.feeEstimate as never, o as never),
+    construct: (c, o) => c.bridge.construct(VALID.construct as never, o as never),
+    send: (c, o) => c.bridge.send(VALID.send as never, o as never),
+    list: async (c, o) => c.bridge.transfers.list(VALID.list as never, o as never),
+    get: (c, o) => c.bridge.transfers.get(VALID.get as never, o as never),
+    wait: (c, o) => c.bridge.transfers.wait(VALID.wait as never, o as never),
+    execute: (c, o) =>
+      c.bridge.execute({ ...(VALID.execute as object), signer: account } as never, o as never),
+  };
+  it.each(Object.keys(withOptions))(
+    '%s checks its options before any request: bad ones are an ArgumentError',
+    async (name) => {
+      await fc.assert(
+        fc.asyncProperty(options, async (input) => {
+          // A final transfer, so that a wait with valid options returns at once.
+          const service = mockService({
+            routes: {
+              'GET /bridge/transfers/t': () => json({ data: transfer({ status: 'delivered' }) }),
+              'GET *': () =>
+                json({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'x' }, 404),
+              'POST *': () =>
+                json({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'x' }, 404),
+            },
+          });
+          const outcome = await withOptions[name]!(
+            makeClient(service, { maxRetries: 0 }),
+            materialize(input),
+          ).then(
+            () => undefined,
+            (error: unknown) => error,
+          );
+          if (outcome !== undefined) expect(isPartnerError(outcome), String(outcome)).toBe(true);
+          const sent = service.calls.filter((call: MockRequest) => call.path !== '/auth/token');
+          if (outcome instanceof ArgumentError) expect(sent).toEqual([]);
+          else {
+            // Accepted options are ones the SDK can honour: a real signal and timers that fit.
+            const o = (input ?? {}) as Record<string, unknown>;
+            if (o.signal !== undefined) expect(o.signal).toBeInstanceOf(AbortSignal);
+            const timers =
+              name === 'wait' ? ['timeoutMs', 'pollIntervalMs', 'maxPollIntervalMs'] : ['timeoutMs'];
+            for (const key of timers) {
+              if (o[key] !== undefined) expect(o[key]).toBeLessThanOrEqual(2 ** 31 - 1);
+            }
+          }
+        }),
+        { numRuns: 150, seed: 31 },
+      );
+    },
+  );
+
   it('the client constructor throws only ArgumentError', () => {
     fc.assert(
       fc.property(
@@ -128,9 +271,11 @@ describe('fuzz: any input to any public method', () => {
     );
   });
 
+  const any = fc.oneof(fc.anything(), hostile);
   it('verify, sign and the amount helpers throw only typed errors', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.anything(), fc.anything(), fc.anything(), async (a, b, c) => {
+      fc.asyncProperty(any, any, any, async (...drawn) => {
+        const [a, b, c] = drawn.map(materialize);
         const outcomes = await Promise.all([
           verifyBridgeBatch({ route: a, construct: b, wallet: c } as never).catch((e: unknown) => e),
           verifyBridgeBatch({
@@ -144,6 +289,13 @@ describe('fuzz: any input to any public method', () => {
             .catch((e: unknown) => e),
           Promise.resolve()
             .then(() => fromRawAmount(a as never, c as never))
+            .catch((e: unknown) => e),
+          verifyBridgeBatch(
+            { route: route(), construct: validConstruct(), wallet: account.address },
+            a as never,
+          ).catch((e: unknown) => e),
+          Promise.resolve()
+            .then(() => createCallbackRouter(a as never))
             .catch((e: unknown) => e),
         ]);
         for (const outcome of outcomes) {
@@ -212,18 +364,7 @@ describe('fuzz: any server answer', () => {
             maxRetries: 1,
             retry: { minDelayMs: 0, maxDelayMs: 1, maxRetryAfterMs: 1 },
           });
-          const valid: Record<string, unknown> = {
-            quote: { userId: 'u', routeId: 'r', amount: '1' },
-            feeEstimate: { routeId: 'r', amount: '1' },
-            construct: { userId: 'u', routeId: 'r', amount: '1' },
-            send: { userId: 'u', intentId: 'i', signature: `0xff00${'11'.repeat(65)}` },
-            list: { userId: 'u' },
-            get: { userId: 'u', transferId: 't' },
-            wait: { userId: 'u', transferId: 't' },
-            execute: { userId: 'u', routeId: 'base-usdc-to-bsc-usdc', amount: '25.5' },
-            routesOptions: undefined,
-          };
-          const outcome = await calls[name]!(client, valid[name]).then(
+          const outcome = await calls[name]!(client, VALID[name]).then(
             () => undefined,
             (error: unknown) => error,
           );

@@ -479,4 +479,43 @@ describe('verifyBridgeBatch rejects a forged batch', () => {
     ).rejects.toBeInstanceOf(ArgumentError);
     await expect(verifyBridgeBatch(undefined as never)).rejects.toBeInstanceOf(ArgumentError);
   });
+
+  it('takes an option of the wrong kind as an ArgumentError, never as a looser check', async () => {
+    const params = { route: route(), construct: validConstruct(), wallet: USER, amount: '25.5', now: NOW };
+    const unsponsored = forge((c) => {
+      delete c.bundle.userOp.paymaster;
+    });
+    for (const options of [
+      { allowIntegratorSuffix: 'yes' },
+      { requirePaymaster: 0 },
+      { entryPoints: USER },
+      { delegates: ['not an address'] },
+      { expiryMarginMs: -1 },
+      { expiryMarginMs: Number.NaN },
+      'strict',
+    ]) {
+      for (const construct of [params.construct, unsponsored]) {
+        await expect(
+          verifyBridgeBatch({ ...params, construct }, options as never),
+          JSON.stringify(options),
+        ).rejects.toBeInstanceOf(ArgumentError);
+      }
+    }
+  });
+
+  it('reads its input once: a getter cannot pass one check and answer otherwise later', async () => {
+    let reads = 0;
+    const params = {
+      route: route(),
+      construct: validConstruct(),
+      amount: '25.5',
+      now: NOW,
+      get wallet() {
+        reads++;
+        return reads === 1 ? USER : ATTACKER;
+      },
+    };
+    await verifyBridgeBatch(params);
+    expect(reads).toBe(1);
+  });
 });

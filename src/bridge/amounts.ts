@@ -1,4 +1,13 @@
 import { ArgumentError } from '../errors/client-errors.js';
+import { readArgs } from '../internal/args.js';
+
+/** A value as an error message shows it; never calls the value's own `toString`. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean')
+    return String(value);
+  return value === null ? 'null' : `a value of type ${typeof value}`;
+}
 
 /** A JSON number literal without sign or exponent: what a decimal amount may look like on the wire. */
 const DECIMAL = /^(0|[1-9]\d*)(\.\d+)?$/;
@@ -31,24 +40,23 @@ export function decimalLiteral(amount: unknown): { literal: string } | { error: 
   } else return { error: 'must be a decimal string such as "25.5" (or a number)' };
   if (!DECIMAL.test(text)) {
     return {
-      error: `must be a positive decimal such as "25.5" (no sign, exponent or leading zeros), got ${JSON.stringify(String(amount))}`,
+      error: `must be a positive decimal such as "25.5" (no sign, exponent or leading zeros), got ${shown(amount)}`,
     };
   }
   if (!/[1-9]/.test(text)) return { error: 'must be greater than zero' };
   return { literal: text };
 }
 
-function decimalsOf(token: number | { decimals: number }): number {
-  const decimals =
+function decimalsOf(token: number | { decimals: number }, where: string): number {
+  const decimals = readArgs(where, () =>
     typeof token === 'number'
       ? token
       : typeof token === 'object' && token !== null
         ? token.decimals
-        : undefined;
+        : undefined,
+  );
   if (typeof decimals !== 'number' || !Number.isInteger(decimals) || decimals < 0 || decimals > 255) {
-    throw new ArgumentError('amount conversion', [
-      { path: 'decimals', message: 'must be an integer from 0 to 255' },
-    ]);
+    throw new ArgumentError(where, [{ path: 'decimals', message: 'must be an integer from 0 to 255' }]);
   }
   return decimals;
 }
@@ -62,7 +70,7 @@ function decimalsOf(token: number | { decimals: number }): number {
  * toRawAmount('1', 18);             // 1000000000000000000n
  */
 export function toRawAmount(amount: string | number, token: number | { decimals: number }): bigint {
-  const decimals = decimalsOf(token);
+  const decimals = decimalsOf(token, 'toRawAmount');
   const text =
     typeof amount === 'number'
       ? Number.isFinite(amount)
@@ -73,7 +81,7 @@ export function toRawAmount(amount: string | number, token: number | { decimals:
         : '';
   if (!/^\d+(\.\d+)?$/.test(text)) {
     throw new ArgumentError('toRawAmount', [
-      { path: 'amount', message: `not a decimal amount: ${JSON.stringify(String(amount))}` },
+      { path: 'amount', message: `not a decimal amount: ${shown(amount)}` },
     ]);
   }
   const [whole = '0', fraction = ''] = text.split('.');
@@ -97,10 +105,10 @@ export function toRawAmount(amount: string | number, token: number | { decimals:
  * fromRawAmount(quote.amountOutRaw, route.to);
  */
 export function fromRawAmount(raw: bigint | string, token: number | { decimals: number }): string {
-  const decimals = decimalsOf(token);
+  const decimals = decimalsOf(token, 'fromRawAmount');
   if (typeof raw !== 'bigint' && (typeof raw !== 'string' || !/^-?\d+$/.test(raw))) {
     throw new ArgumentError('fromRawAmount', [
-      { path: 'raw', message: `not a base-unit integer: ${JSON.stringify(String(raw))}` },
+      { path: 'raw', message: `not a base-unit integer: ${shown(raw)}` },
     ]);
   }
   const value = BigInt(raw);

@@ -1,5 +1,5 @@
 import { ArgumentError } from '../errors/client-errors.js';
-import { parseArgs } from '../internal/args.js';
+import { parseArgs, parseOptions, readArgs, requestOptionsSchema } from '../internal/args.js';
 import { constructArgs } from '../resources/params.js';
 import type { BridgeConstructResult, BridgeQuote, BridgeRoute } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
@@ -24,7 +24,7 @@ export type BridgeExecuteParams = (
   signer: BridgeSigner;
   /** Allow-lists and margins of the verification. */
   verify?: VerifyBridgeBatchOptions;
-  /** Called after each step. */
+  /** Called after each step. What it throws is ignored: it never changes the outcome. */
   onProgress?: (progress: ExecuteProgress) => void;
 };
 
@@ -57,9 +57,28 @@ export async function executeBridge(
   params: BridgeExecuteParams,
   options: RequestOptions | undefined,
 ): Promise<BridgeExecuteResult> {
-  const { signer, verify, onProgress, ...request } = params ?? ({} as BridgeExecuteParams);
+  const { signer, verify, onProgress, request, wallet } = readArgs('bridge.execute', () => {
+    const { signer, verify, onProgress, ...request } = params ?? ({} as BridgeExecuteParams);
+    const address: unknown = signer?.address;
+    const signMessage = signer?.signMessage;
+    const signAuthorization = signer?.signAuthorization;
+    const wallet = typeof address === 'string' && typeof signMessage === 'function' ? address : undefined;
+    // The signer as read now, so that the wallet verified is the wallet that signs.
+    const fixed: BridgeSigner | undefined =
+      wallet === undefined
+        ? undefined
+        : {
+            address: wallet,
+            signMessage: (args) => signMessage!.call(signer, args),
+            ...(typeof signAuthorization === 'function'
+              ? { signAuthorization: (args) => signAuthorization.call(signer, args) }
+              : {}),
+          };
+    return { signer: fixed, verify, onProgress, request, wallet };
+  });
   const args = parseArgs(constructArgs, request, 'bridge.execute');
-  if (!signer || typeof signer.address !== 'string' || typeof signer.signMessage !== 'function') {
+  options = parseOptions(requestOptionsSchema, options, 'bridge.execute');
+  if (wallet === undefined) {
     throw new ArgumentError('bridge.execute', [
       { path: 'signer', message: 'must have an address and signMessage' },
     ]);
@@ -67,7 +86,12 @@ export async function executeBridge(
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     throw new ArgumentError('bridge.execute', [{ path: 'onProgress', message: 'must be a function' }]);
   }
-  const report = (progress: ExecuteProgress) => onProgress?.(progress);
+  // An observer cannot change the outcome: a throw after the submit would lose the transfer id.
+  const report = (progress: ExecuteProgress) => {
+    try {
+      onProgress?.(progress);
+    } catch {}
+  };
 
   const route = await steps.route(args.routeId, options);
   if (!route) {
@@ -83,14 +107,14 @@ export async function executeBridge(
     {
       route,
       construct,
-      wallet: signer.address,
+      wallet,
       amount: args.maxAmount === true ? undefined : (request.amount ?? undefined),
     },
     verify,
   );
   report({ step: 'verified', summary });
   const { signBridgeBatch } = await import('./sign.js');
-  const signed = await signBridgeBatch({ bundle: construct.bundle, signer });
+  const signed = await signBridgeBatch({ bundle: construct.bundle, signer: signer! });
   report({ step: 'signed', signed });
   const sent = await steps.send({ userId: args.userId, intentId: construct.intentId, ...signed }, options);
   report({ step: 'submitted', transferId: sent.transferId, userOpHash: sent.userOpHash });

@@ -1,6 +1,7 @@
 import type { Signature } from 'viem';
 import { SigningError } from '../errors/bridge-errors.js';
 import { ArgumentError } from '../errors/client-errors.js';
+import { readArgs } from '../internal/args.js';
 import type { AuthorizationSignature } from '../resources/params.js';
 import type { BridgeBundle } from '../schemas/bridge.js';
 import type { Address, Hex } from '../schemas/common.js';
@@ -44,8 +45,22 @@ export interface SignedBridgeBatch {
 }
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
 const WORD = /^0x[0-9a-fA-F]{1,64}$/;
+
+/** The signer's answer as the service takes it, or undefined when it is not a signature. */
+function readAuthorizationSignature(signed: unknown): AuthorizationSignature | undefined {
+  try {
+    const { r, s, v, yParity: parity } = (signed ?? {}) as Partial<Signature>;
+    const yParity = parity ?? (typeof v === 'bigint' || typeof v === 'number' ? Number(v) - 27 : undefined);
+    if (typeof r !== 'string' || typeof s !== 'string' || !WORD.test(r) || !WORD.test(s)) return undefined;
+    if (yParity !== 0 && yParity !== 1) return undefined;
+    return { r: pad32(r), s: pad32(s), yParity };
+  } catch {
+    return undefined;
+  }
+}
 
 function pad32(value: string): Hex {
   return `0x${value.slice(2).toLowerCase().padStart(64, '0')}`;
@@ -61,31 +76,57 @@ function pad32(value: string): Hex {
  * await client.bridge.send({ userId, intentId: built.intentId, ...signed });
  */
 export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<SignedBridgeBatch> {
-  const bundle = params?.bundle;
-  const signer = params?.signer;
+  // Read once: what is signed and what the signatures are checked against cannot change midway.
+  const input = readArgs('signBridgeBatch', () => {
+    const bundle = params?.bundle;
+    const signer = params?.signer;
+    const authorization = bundle?.authorization ?? null;
+    return {
+      hash: bundle?.userOpHash,
+      address: signer?.address,
+      signMessage: signer?.signMessage,
+      signAuthorization: signer?.signAuthorization,
+      authorization:
+        authorization === null
+          ? null
+          : { address: authorization.address, chainId: authorization.chainId, nonce: authorization.nonce },
+      signer,
+    };
+  });
   const problems: { path: string; message: string }[] = [];
-  if (!bundle || typeof bundle.userOpHash !== 'string' || !HASH.test(bundle.userOpHash)) {
+  if (typeof input.hash !== 'string' || !HASH.test(input.hash)) {
     problems.push({ path: 'bundle.userOpHash', message: 'must be a 32-byte hex hash' });
   }
-  if (!signer || typeof signer.address !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(signer.address)) {
+  if (typeof input.address !== 'string' || !ADDRESS.test(input.address)) {
     problems.push({ path: 'signer.address', message: 'must be a 20-byte hex address' });
   }
-  if (signer && typeof signer.signMessage !== 'function')
+  if (typeof input.signMessage !== 'function')
     problems.push({ path: 'signer.signMessage', message: 'must be a function' });
-  const authorization = bundle?.authorization ?? null;
-  if (authorization && typeof signer?.signAuthorization !== 'function') {
-    problems.push({
-      path: 'signer.signAuthorization',
-      message: 'is needed: the wallet is not yet delegated on the source chain',
-    });
+  const authorization = input.authorization;
+  if (authorization) {
+    if (typeof authorization.address !== 'string' || !ADDRESS.test(authorization.address))
+      problems.push({ path: 'bundle.authorization.address', message: 'must be a 20-byte hex address' });
+    for (const field of ['chainId', 'nonce'] as const) {
+      const value = authorization[field];
+      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+        problems.push({ path: `bundle.authorization.${field}`, message: 'must be a non-negative integer' });
+    }
+    if (typeof input.signAuthorization !== 'function') {
+      problems.push({
+        path: 'signer.signAuthorization',
+        message: 'is needed: the wallet is not yet delegated on the source chain',
+      });
+    }
   }
   if (problems.length > 0) throw new ArgumentError('signBridgeBatch', problems);
+  const signer = input.signer as BridgeSigner;
+  const signerAddress = input.address as string;
 
   const viem = await loadViem();
-  const hash = bundle.userOpHash as Hex;
+  const hash = input.hash as Hex;
   let raw: string;
   try {
-    raw = await signer.signMessage({ message: { raw: hash } });
+    raw = await (input.signMessage as BridgeSigner['signMessage']).call(signer, { message: { raw: hash } });
   } catch (error) {
     throw new SigningError('The signer failed to sign the user operation', { cause: error });
   }
@@ -94,7 +135,7 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
   const recovered = await viem
     .recoverMessageAddress({ message: { raw: hash }, signature: raw as Hex })
     .catch(() => undefined);
-  if (!sameAddress(recovered, signer.address)) {
+  if (!sameAddress(recovered, signerAddress)) {
     throw new SigningError('The user-operation signature does not recover to the signer address');
   }
   const result: SignedBridgeBatch = { signature: `0xff00${raw.slice(2).toLowerCase()}` };
@@ -102,28 +143,21 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
   if (authorization) {
     let signed: Awaited<ReturnType<NonNullable<BridgeSigner['signAuthorization']>>>;
     try {
-      signed = await signer.signAuthorization!({
-        address: authorization.address,
-        chainId: authorization.chainId,
-        nonce: authorization.nonce,
-      });
+      signed = await (input.signAuthorization as NonNullable<BridgeSigner['signAuthorization']>).call(
+        signer,
+        {
+          address: authorization.address,
+          chainId: authorization.chainId,
+          nonce: authorization.nonce,
+        },
+      );
     } catch (error) {
       throw new SigningError('The signer failed to sign the EIP-7702 authorization', { cause: error });
     }
-    const yParity = signed?.yParity ?? (signed?.v === undefined ? undefined : Number(signed.v) - 27);
-    if (
-      !signed ||
-      !WORD.test(String(signed.r)) ||
-      !WORD.test(String(signed.s)) ||
-      (yParity !== 0 && yParity !== 1)
-    ) {
+    const signature = readAuthorizationSignature(signed);
+    if (!signature) {
       throw new SigningError('The signer returned an authorization signature without r, s and yParity');
     }
-    const signature: AuthorizationSignature = {
-      r: pad32(String(signed.r)),
-      s: pad32(String(signed.s)),
-      yParity,
-    };
     const utils = await loadViemUtils();
     const signedBy = await utils
       .recoverAuthorizationAddress({
@@ -135,7 +169,7 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
         signature,
       })
       .catch(() => undefined);
-    if (!sameAddress(signedBy, signer.address)) {
+    if (!sameAddress(signedBy, signerAddress)) {
       throw new SigningError('The authorization signature does not recover to the signer address');
     }
     result.authorization = signature;

@@ -1,5 +1,6 @@
 import { BatchVerificationError, type VerificationIssue } from '../errors/bridge-errors.js';
 import { ArgumentError } from '../errors/client-errors.js';
+import { readArgs } from '../internal/args.js';
 import type { AmountInput } from '../resources/params.js';
 import { type BridgeConstructResult, type BridgeRoute, bridgeSchemas } from '../schemas/bridge.js';
 import type { Address, Hex } from '../schemas/common.js';
@@ -93,9 +94,51 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const ZERO_WORD = '0'.repeat(64);
 const MAX_UINT32 = 0xffffffffn;
 
+/** The options with their defaults; a value of the wrong kind is an error, never a looser check. */
+function readVerifyOptions(
+  options: VerifyBridgeBatchOptions | undefined,
+): Required<VerifyBridgeBatchOptions> {
+  const problems: { path: string; message: string }[] = [];
+  if (options !== undefined && (typeof options !== 'object' || options === null)) {
+    throw new ArgumentError('verifyBridgeBatch', [{ path: 'options', message: 'must be an object' }]);
+  }
+  const addresses = (name: 'entryPoints' | 'delegates', fallback: readonly Address[]) => {
+    const value = options?.[name];
+    if (value === undefined) return fallback;
+    if (!Array.isArray(value) || !value.every((entry) => typeof entry === 'string' && ADDRESS.test(entry))) {
+      problems.push({ path: name, message: 'must be an array of 20-byte hex addresses' });
+      return [];
+    }
+    return [...value];
+  };
+  const flag = (name: 'allowIntegratorSuffix' | 'requirePaymaster', fallback: boolean) => {
+    const value = options?.[name];
+    if (value === undefined) return fallback;
+    if (typeof value !== 'boolean') problems.push({ path: name, message: 'must be true or false' });
+    return value === true;
+  };
+  const read = {
+    entryPoints: addresses('entryPoints', DEFAULT_ENTRY_POINTS),
+    delegates: addresses('delegates', DEFAULT_DELEGATES),
+    allowIntegratorSuffix: flag('allowIntegratorSuffix', false),
+    requirePaymaster: flag('requirePaymaster', true),
+    expiryMarginMs: options?.expiryMarginMs ?? 15_000,
+  };
+  if (
+    typeof read.expiryMarginMs !== 'number' ||
+    !(read.expiryMarginMs >= 0) ||
+    !Number.isFinite(read.expiryMarginMs)
+  ) {
+    problems.push({ path: 'expiryMarginMs', message: 'must be a non-negative number of milliseconds' });
+  }
+  if (problems.length > 0) throw new ArgumentError('verifyBridgeBatch', problems);
+  return read;
+}
+
 function toMs(now: Date | number | undefined): number {
   if (now === undefined) return Date.now();
-  return typeof now === 'number' ? now : now.getTime();
+  if (typeof now === 'number') return now;
+  return now instanceof Date ? now.getTime() : Number.NaN;
 }
 
 /**
@@ -113,20 +156,29 @@ function toMs(now: Date | number | undefined): number {
  */
 export async function verifyBridgeBatch(
   params: VerifyBridgeBatchParams,
-  options: VerifyBridgeBatchOptions = {},
+  verifyOptions: VerifyBridgeBatchOptions = {},
 ): Promise<BridgeBatchSummary> {
-  const wallet = params?.wallet;
+  // Everything is read once, here: a getter cannot answer one way to a check and another way later.
+  const input = readArgs('verifyBridgeBatch', () => ({
+    wallet: params?.wallet,
+    now: params?.now,
+    amount: params?.amount,
+    route: params?.route,
+    construct: params?.construct,
+    options: readVerifyOptions(verifyOptions),
+  }));
+  const { wallet, options } = input;
   if (typeof wallet !== 'string' || !ADDRESS.test(wallet)) {
     throw new ArgumentError('verifyBridgeBatch', [
       { path: 'wallet', message: 'must be a 20-byte hex address' },
     ]);
   }
   let asked: bigint | undefined;
-  const nowMs = toMs(params.now);
+  const nowMs = readArgs('verifyBridgeBatch', () => toMs(input.now));
   if (!Number.isFinite(nowMs))
     throw new ArgumentError('verifyBridgeBatch', [{ path: 'now', message: 'must be a valid date' }]);
-  if (params.amount !== undefined) {
-    const literal = decimalLiteral(params.amount);
+  if (input.amount !== undefined) {
+    const literal = decimalLiteral(input.amount);
     if ('error' in literal)
       throw new ArgumentError('verifyBridgeBatch', [{ path: 'amount', message: literal.error }]);
   }
@@ -142,8 +194,10 @@ export async function verifyBridgeBatch(
   };
 
   const schemas = bridgeSchemas(false);
-  const routeParsed = schemas.route.safeParse(params.route);
-  const constructParsed = schemas.constructResult.safeParse(params.construct);
+  const routeParsed = readArgs('verifyBridgeBatch', () => schemas.route.safeParse(input.route));
+  const constructParsed = readArgs('verifyBridgeBatch', () =>
+    schemas.constructResult.safeParse(input.construct),
+  );
   if (!routeParsed.success)
     for (const issue of routeParsed.error.issues)
       fail('shape.route', `${issue.path.join('.')}: ${issue.message}`);
@@ -194,9 +248,9 @@ export async function verifyBridgeBatch(
       quote.gasFeeToken,
     );
   }
-  if (params.amount !== undefined) {
+  if (input.amount !== undefined) {
     try {
-      asked = toRawAmount(params.amount, route.from.decimals);
+      asked = toRawAmount(input.amount, route.from.decimals);
     } catch {
       fail(
         'request.amount',
@@ -208,7 +262,7 @@ export async function verifyBridgeBatch(
     }
   }
   const expiresAt = Date.parse(quote.expiresAt);
-  const margin = options.expiryMarginMs ?? 15_000;
+  const margin = options.expiryMarginMs;
   if (!(expiresAt - nowMs > margin)) {
     fail(
       'quote.expiry',
@@ -220,7 +274,7 @@ export async function verifyBridgeBatch(
 
   // Entry point, delegate, authorization.
   const version = entryPointVersion(bundle.entryPoint);
-  const entryPoints = options.entryPoints ?? DEFAULT_ENTRY_POINTS;
+  const { entryPoints } = options;
   if (!entryPoints.some((allowed) => sameAddress(allowed, bundle.entryPoint)) || !version) {
     fail(
       'entryPoint.allowed',
@@ -229,7 +283,7 @@ export async function verifyBridgeBatch(
       bundle.entryPoint,
     );
   }
-  const delegates = options.delegates ?? DEFAULT_DELEGATES;
+  const { delegates } = options;
   if (!delegates.some((allowed) => sameAddress(allowed, bundle.delegate))) {
     fail(
       'delegate.allowed',
@@ -287,7 +341,7 @@ export async function verifyBridgeBatch(
     for (const problem of packed.problems) fail('userOp.fields', problem);
   } else {
     paymaster = packed.op.paymaster ?? null;
-    if ((options.requirePaymaster ?? true) && !paymaster) {
+    if (options.requirePaymaster && !paymaster) {
       fail('userOp.paymaster', 'the operation is not sponsored: the wallet would pay gas in native token');
     }
     if (version) {
@@ -342,7 +396,7 @@ export async function verifyBridgeBatch(
       amountInRaw,
       amountOutRaw,
       nowSec: BigInt(Math.floor(nowMs / 1000)),
-      allowSuffix: options.allowIntegratorSuffix ?? false,
+      allowSuffix: options.allowIntegratorSuffix,
     });
   }
 

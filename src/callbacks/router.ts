@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EventEmitter } from 'eventemitter3';
+import { z } from 'zod';
 import { stateRank } from '../bridge/wait.js';
 import { CallbackParseError } from '../errors/bridge-errors.js';
+import { parseArgs, withMethods } from '../internal/args.js';
 import { type BridgeTransfer, FINAL_STATES } from '../schemas/bridge.js';
 import { type BridgeCallbackKind, type ParsedCallback, parseBridgeCallback } from './parse.js';
 import { type CallbackStore, MemoryCallbackStore } from './store.js';
@@ -79,6 +81,18 @@ const MIB = 1024 * 1024;
 
 class BodyTooLarge extends Error {}
 
+const routerOptionsSchema = z.looseObject({
+  store: withMethods<CallbackStore>(['get', 'set'], 'must have get and set methods').optional(),
+  authenticate: z
+    .custom<NonNullable<CallbackRouterOptions['authenticate']>>(
+      (value) => typeof value === 'function',
+      'must be a function',
+    )
+    .optional(),
+  maxBodyBytes: z.int({ error: 'must be a whole number of bytes' }).positive('must be positive').optional(),
+  strict: z.boolean({ error: 'must be true or false' }).optional(),
+});
+
 /**
  * Routes bridge callbacks to typed listeners, once each and never backwards for one transfer.
  * Mount `fetchHandler` (Hono, Bun, Deno, workers) or `nodeHandler` (node:http, Express).
@@ -99,10 +113,11 @@ export class CallbackRouter extends EventEmitter<CallbackRouterEvents> {
 
   constructor(options: CallbackRouterOptions = {}) {
     super();
-    this.#store = options.store ?? new MemoryCallbackStore();
-    this.#authenticate = options.authenticate;
-    this.#maxBodyBytes = options.maxBodyBytes ?? MIB;
-    this.#strict = options.strict ?? false;
+    const checked = parseArgs(routerOptionsSchema, options, 'createCallbackRouter');
+    this.#store = checked.store ?? new MemoryCallbackStore();
+    this.#authenticate = checked.authenticate;
+    this.#maxBodyBytes = checked.maxBodyBytes ?? MIB;
+    this.#strict = checked.strict ?? false;
   }
 
   /**

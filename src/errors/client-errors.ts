@@ -18,9 +18,9 @@ export class ArgumentError extends PartnerError {
   override name = 'ArgumentError' as const;
   readonly issues: ArgumentIssue[];
 
-  constructor(where: string, issues: ArgumentIssue[]) {
+  constructor(where: string, issues: ArgumentIssue[], options?: { cause?: unknown }) {
     const list = issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message));
-    super(`Invalid arguments to ${where}: ${list.join('; ')}`);
+    super(`Invalid arguments to ${where}: ${list.join('; ')}`, options);
     this.issues = issues;
   }
 }

@@ -1,7 +1,7 @@
 import { type BridgeExecuteParams, type BridgeExecuteResult, executeBridge } from '../bridge/execute.js';
 import { IntentMemory, outcomeUnknown, resolveSubmitOutcome } from '../bridge/submit.js';
 import { IntentNotFoundError } from '../errors/api-error.js';
-import { parseArgs } from '../internal/args.js';
+import { parseArgs, parseOptions, requestOptionsSchema } from '../internal/args.js';
 import {
   type BridgeConstructResult,
   type BridgeFeeEstimate,
@@ -64,6 +64,7 @@ export class Bridge {
    * const route = routes.find((r) => r.from.chain === 'base' && r.to.chain === 'arbitrum');
    */
   async routes(options?: RequestOptions): Promise<BridgeRoute[]> {
+    options = parseOptions(requestOptionsSchema, options, 'bridge.routes');
     const { data } = await this.#transport.request(
       { method: 'GET', path: '/bridge/routes', scopes: BRIDGE_READ, schema: this.#schemas.routes },
       options,
@@ -79,6 +80,7 @@ export class Bridge {
    * console.log(quote.amountOut, quote.gasFee, quote.gasFeeToken);
    */
   async quote(params: BridgeQuoteParams, options?: RequestOptions): Promise<BridgeQuote> {
+    options = parseOptions(requestOptionsSchema, options, 'bridge.quote');
     const args = parseArgs(quoteArgs, params, 'bridge.quote');
     const { data } = await this.#transport.request(
       {
@@ -101,6 +103,7 @@ export class Bridge {
    * const { finalAmount } = await client.bridge.feeEstimate({ routeId, amount: '100' });
    */
   async feeEstimate(params: BridgeFeeEstimateParams, options?: RequestOptions): Promise<BridgeFeeEstimate> {
+    options = parseOptions(requestOptionsSchema, options, 'bridge.feeEstimate');
     const args = parseArgs(feeEstimateArgs, params, 'bridge.feeEstimate');
     const { data } = await this.#transport.request(
       {
@@ -124,6 +127,7 @@ export class Bridge {
    * const all = await client.bridge.construct({ userId, routeId, maxAmount: true });
    */
   async construct(params: BridgeConstructParams, options?: RequestOptions): Promise<BridgeConstructResult> {
+    options = parseOptions(requestOptionsSchema, options, 'bridge.construct');
     const args = parseArgs(constructArgs, params, 'bridge.construct');
     const body = stringifyBody({
       userId: args.userId,
@@ -159,6 +163,7 @@ export class Bridge {
    * const { transferId } = await client.bridge.send({ userId, intentId: built.intentId, ...signed });
    */
   async send(params: BridgeSendParams, options?: RequestOptions): Promise<BridgeSendResult> {
+    options = parseOptions(requestOptionsSchema, options, 'bridge.send');
     const args = parseArgs(sendArgs, params, 'bridge.send');
     try {
       const { data } = await this.#transport.request(

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { decimalLiteral } from '../bridge/amounts.js';
-import { nonEmptyString } from '../internal/args.js';
+import { durationMs, nonEmptyString, requestOptionsSchema, withMethods } from '../internal/args.js';
 import { TRANSFER_STATES, type TransferStatus } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
 import { JsonNumber } from '../transport/json.js';
@@ -129,4 +129,10 @@ export const waitArgs = z.strictObject({
   userId: nonEmptyString,
   transferId: nonEmptyString,
   until: z.enum(TRANSFER_STATES, { error: `must be one of ${TRANSFER_STATES.join(', ')}` }).optional(),
+});
+
+export const waitOptionsSchema = requestOptionsSchema.extend({
+  router: withMethods(['on', 'off'], 'must have on and off methods (a callback router)').optional(),
+  pollIntervalMs: durationMs.optional(),
+  maxPollIntervalMs: durationMs.optional(),
 });

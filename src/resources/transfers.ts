@@ -1,10 +1,17 @@
 import { pollTransfer, type WaitOptions, type WaitParams } from '../bridge/wait.js';
 import { ResponseValidationError } from '../errors/client-errors.js';
-import { parseArgs } from '../internal/args.js';
+import { parseArgs, parseOptions, requestOptionsSchema } from '../internal/args.js';
 import { type BridgeTransfer, bridgeSchemas } from '../schemas/bridge.js';
 import type { Parser, RequestOptions, Transport } from '../transport/transport.js';
 import { Page, PagePromise } from './pagination.js';
-import { getArgs, listArgs, type TransferGetParams, type TransferListParams, waitArgs } from './params.js';
+import {
+  getArgs,
+  listArgs,
+  type TransferGetParams,
+  type TransferListParams,
+  waitArgs,
+  waitOptionsSchema,
+} from './params.js';
 
 const BRIDGE_READ = ['bridge:read'] as const;
 const LIST_PATH = '/bridge/transfers';
@@ -67,6 +74,7 @@ export class Transfers {
   list(params: TransferListParams, options?: RequestOptions): PagePromise<BridgeTransfer> {
     return new PagePromise(async () => {
       const args = parseArgs(listArgs, params, 'bridge.transfers.list');
+      options = parseOptions(requestOptionsSchema, options, 'bridge.transfers.list');
       const seen = new Set<string>();
       const fetchPage = async (cursor: string | undefined): Promise<Page<BridgeTransfer>> => {
         const query = new URLSearchParams({ userId: args.userId });
@@ -103,6 +111,7 @@ export class Transfers {
    * const transfer = await client.bridge.transfers.get({ userId, transferId });
    */
   async get(params: TransferGetParams, options?: RequestOptions): Promise<BridgeTransfer> {
+    options = parseOptions(requestOptionsSchema, options, 'bridge.transfers.get');
     const args = parseArgs(getArgs, params, 'bridge.transfers.get');
     const { data } = await this.#transport.request(
       {
@@ -129,6 +138,7 @@ export class Transfers {
    */
   async wait(params: WaitParams, options?: WaitOptions): Promise<BridgeTransfer> {
     const args = parseArgs(waitArgs, params, 'bridge.transfers.wait');
+    options = parseOptions(waitOptionsSchema, options, 'bridge.transfers.wait');
     return pollTransfer(
       (readOptions) => this.get({ userId: args.userId, transferId: args.transferId }, readOptions),
       args,
