@@ -20,6 +20,8 @@ import { type RequestOptions, Transport } from './transport/transport.js';
 
 /** The path prefix of version 1 of the interface; the SDK appends it to `baseUrl`. */
 export const API_PREFIX = '/api/v1/s2s';
+/** Far above any answer of the specification (a page of 100 transfers is about 150 KB). */
+const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 /** Any fetch-compatible function: the global one, undici's, a proxy-aware one, or a test double. */
 export type FetchLike = (input: Request | URL | string, init?: RequestInit) => Promise<Response>;
@@ -57,6 +59,14 @@ export interface PartnerClientOptions {
    * @default 2
    */
   maxRetries?: number;
+  /**
+   * The longest answer the client reads, in bytes. A longer success is a `ResponseValidationError`
+   * and is cancelled as soon as it passes the limit, so that a broken or hostile server cannot fill
+   * the heap before the timeout.
+   * @default 16777216 (16 MiB)
+   * @example new PartnerClient({ ...credentials, maxResponseBytes: 4 * 1024 * 1024 })
+   */
+  maxResponseBytes?: number;
   /** Backoff and time bounds of retries. */
   retry?: RetryOptions;
   /**
@@ -106,6 +116,10 @@ const optionsSchema = z.strictObject({
   clientAuth: z.enum(['body', 'basic'], { error: "must be 'body' or 'basic'" }).optional(),
   timeoutMs: durationMs.optional(),
   maxRetries: maxRetries.optional(),
+  maxResponseBytes: z
+    .int({ error: 'must be a whole number of bytes' })
+    .positive('must be positive')
+    .optional(),
   retry: z
     .strictObject({
       minDelayMs: z.number().nonnegative().finite().optional(),
@@ -158,6 +172,9 @@ export class PartnerClient {
       retry: 0,
       timeout: false,
       throwHttpErrors: false,
+      // A redirect is answered as an error: following it would carry the bearer token, or on a 307
+      // to the token endpoint the client secret in the body, to wherever the Location points.
+      redirect: 'manual',
       ...(config.fetch ? { fetch: config.fetch as typeof fetch } : {}),
     });
     const credentials = {
@@ -177,6 +194,7 @@ export class PartnerClient {
       events: this.#events,
       tokens: this.#tokens,
       timeoutMs: config.timeoutMs ?? 30_000,
+      maxResponseBytes: config.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
       retry: {
         retries: config.maxRetries ?? 2,
         minDelayMs: config.retry?.minDelayMs ?? 500,

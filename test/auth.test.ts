@@ -130,6 +130,34 @@ describe('token cache', () => {
     expect(last.headers.get('authorization')).not.toBe('Bearer token-1');
   });
 
+  it('relies on a huge expires_in for a day at most, and stores a finite expiry', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-11-22T00:00:00Z'));
+    const tokenStore = new MemoryTokenStore();
+    const stored: number[] = [];
+    const store = {
+      get: (key: string) => tokenStore.get(key),
+      delete: (key: string) => tokenStore.delete(key),
+      set: (key: string, token: Parameters<MemoryTokenStore['set']>[1]) => {
+        stored.push(token.expiresAt);
+        return tokenStore.set(key, token);
+      },
+    };
+    const service = mockService({ routes, expiresIn: 1e308 });
+    const client = makeClient(service, { tokenStore: store });
+    const events: TokenEvent[] = [];
+    client.on('token', (event) => events.push(event));
+    await client.bridge.routes();
+    expect(stored).toEqual([Date.parse('2026-11-23T00:00:00Z')]);
+    expect(events[0]!.expiresInSec).toBe(86_400);
+    vi.setSystemTime(new Date('2026-11-22T12:00:00Z'));
+    await client.bridge.routes();
+    expect(service.count('POST /auth/token')).toBe(1);
+    vi.setSystemTime(new Date('2026-11-23T00:00:01Z'));
+    await client.bridge.routes();
+    expect(service.count('POST /auth/token')).toBe(2);
+  });
+
   it('shares one token between clients through a token store', async () => {
     const service = mockService({ routes });
     const tokenStore = new MemoryTokenStore();

@@ -123,6 +123,13 @@ describe('error classes', () => {
     expect((error as ApiError).code).toBeUndefined();
   });
 
+  it('a 3xx is an error that says it was not followed', async () => {
+    const redirect = await errorOf(() => new Response(null, { status: 308, headers: { location: '/x' } }));
+    expect(redirect).toBeInstanceOf(ApiError);
+    expect((redirect as ApiError).status).toBe(308);
+    expect((redirect as ApiError).message).toContain('not followed');
+  });
+
   it('parses the WWW-Authenticate challenge', async () => {
     const service = mockService({
       routes: {

@@ -1,12 +1,15 @@
 import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  ApiError,
   AuthenticationError,
   ConnectionError,
+  InternalServerError,
   InvalidClientError,
   isPartnerError,
   PartnerClient,
   RateLimitError,
+  ResponseValidationError,
   ServiceUnavailableError,
   SubmitOutcomeUnknownError,
   TimeoutError,
@@ -181,6 +184,104 @@ describe('faults on a real connection', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SubmitOutcomeUnknownError);
     expect(server.count('POST /bridge/transaction/batch/send')).toBe(1);
+  });
+
+  it('an endless body is cut off at maxResponseBytes, long before the timeout, and not retried', async () => {
+    let written = 0;
+    const { server } = await setup({
+      'GET /bridge/routes': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"data":["');
+        const chunk = 'a'.repeat(64 * 1024);
+        const pump = () => {
+          while (!res.destroyed && res.write(chunk)) written += chunk.length;
+        };
+        res.on('drain', pump);
+        pump();
+      },
+    });
+    const client = new PartnerClient({
+      baseUrl: server.url,
+      clientId: 'c',
+      clientSecret: 's',
+      timeoutMs: 60_000,
+      maxResponseBytes: 1024 * 1024,
+    });
+    const error = await client.bridge.routes().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    expect(String((error as Error).message)).toContain('maxResponseBytes');
+    expect(server.count('GET /bridge/routes')).toBe(1);
+    // The client stopped reading: the server could not push much past the limit.
+    expect(written).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('a declared length over maxResponseBytes is refused unread; an oversized error page keeps its status', async () => {
+    const { server } = await setup({
+      'GET /bridge/routes': (_req, res) => {
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-length': String(routesBody.length),
+        });
+        res.end(routesBody);
+      },
+      'GET /me': (_req, res, attempt) => {
+        if (attempt > 1) return jsonReply(res, 200, { data: { scopes: ['bridge:read'] } });
+        res.writeHead(503, { 'content-type': 'text/html' });
+        res.end(`<html>${' '.repeat(4096)}</html>`);
+      },
+    });
+    const client = new PartnerClient({
+      baseUrl: server.url,
+      clientId: 'c',
+      clientSecret: 's',
+      maxResponseBytes: 256,
+      retry: { minDelayMs: 5, maxDelayMs: 10 },
+    });
+    await expect(client.bridge.routes()).rejects.toBeInstanceOf(ResponseValidationError);
+    // The 503 is still a 503, so it is retried like any other.
+    await expect(client.me()).resolves.toEqual({ scopes: ['bridge:read'] });
+    expect(server.count('GET /me')).toBe(2);
+  });
+
+  it('a status past 599 is a plain ApiError, neither a server error nor retried', async () => {
+    const { server, client } = await setup({
+      'GET /bridge/routes': (_req, res) => {
+        res.writeHead(600, { 'content-type': 'application/json' });
+        res.end('{}');
+      },
+    });
+    const error = await client.bridge.routes().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).not.toBeInstanceOf(InternalServerError);
+    expect((error as ApiError).status).toBe(600);
+    expect(server.count('GET /bridge/routes')).toBe(1);
+  });
+
+  it('a redirect is an error, never followed: no token or secret goes to the other address', async () => {
+    const elsewhere = await faultServer({ 'POST *': token, 'GET *': token });
+    closers.push(elsewhere.close);
+    const { server, client } = await setup({
+      'GET /bridge/routes': (_req, res) => {
+        res.writeHead(302, { location: `${elsewhere.url}/api/v1/s2s/bridge/routes` });
+        res.end();
+      },
+    });
+    const error = await client.bridge.routes().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).status).toBe(302);
+    expect((error as Error).message).toContain('not followed');
+    expect(server.count('GET /bridge/routes')).toBe(1);
+
+    const tokenRedirect = await faultServer({
+      'POST /auth/token': (_req, res) => {
+        res.writeHead(307, { location: `${elsewhere.url}/api/v1/s2s/auth/token` });
+        res.end();
+      },
+    });
+    closers.push(tokenRedirect.close);
+    const redirected = new PartnerClient({ baseUrl: tokenRedirect.url, clientId: 'c', clientSecret: 's' });
+    await expect(redirected.bridge.routes()).rejects.toBeInstanceOf(ApiError);
+    expect(elsewhere.count('POST /auth/token') + elsewhere.count('GET /bridge/routes')).toBe(0);
   });
 });
 

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import {
   AbortError,
   ConnectionError,
+  RateLimitError,
   type RetryEvent,
   ServiceUnavailableError,
   TimeoutError,
@@ -123,6 +124,34 @@ describe('retries', () => {
     client.on('retry', (event) => retries.push(event));
     await client.bridge.routes();
     expect(retries[0]!.delayMs).toBe(80);
+  });
+
+  it('gives up at once when Retry-After is past the time left to retry', async () => {
+    vi.useFakeTimers();
+    try {
+      const service = mockService({
+        routes: {
+          'GET /bridge/routes': () =>
+            envelopeError(429, 'RATE_LIMITED', 'slow down', {}, { 'retry-after': '30' }),
+        },
+      });
+      const client = makeClient(service, {
+        maxRetries: 5,
+        retry: { minDelayMs: 1, maxDelayMs: 2, maxRetryTimeMs: 10_000, maxRetryAfterMs: 60_000 },
+      });
+      const retries: RetryEvent[] = [];
+      client.on('retry', (event) => retries.push(event));
+      const outcome = client.bridge.routes().catch((e: unknown) => e);
+      await vi.advanceTimersByTimeAsync(0);
+      const error = await outcome;
+      expect(error).toBeInstanceOf(RateLimitError);
+      // The caller learns when the service will take it again, without having waited for nothing.
+      expect((error as RateLimitError).retryAfterMs).toBe(30_000);
+      expect(service.count('GET /bridge/routes')).toBe(1);
+      expect(retries).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('stops retrying at the total time bound', async () => {

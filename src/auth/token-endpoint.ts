@@ -6,6 +6,8 @@ import { parseJson, type Transport, zodIssues } from '../transport/transport.js'
 import type { StoredToken } from './token-store.js';
 
 export const TOKEN_PATH = '/auth/token';
+/** The longest token life the SDK relies on; a token said to live longer is refreshed after a day. */
+const MAX_TRUSTED_LIFETIME_SEC = 86_400;
 /** The specification's default when a token response carries no `expires_in`. */
 const DEFAULT_EXPIRES_IN_SEC = 3600;
 
@@ -66,7 +68,9 @@ export function fetchToken(
       if (!parsed.success) {
         throw new ResponseValidationError('POST', TOKEN_PATH, response.status, zodIssues(parsed.error));
       }
-      const expiresIn = parsed.data.expires_in ?? DEFAULT_EXPIRES_IN_SEC;
+      // Trusting less than a huge `expires_in` only costs an earlier refresh; trusting it would put
+      // an expiry past what dates and stores hold (1e308 s is Infinity in milliseconds).
+      const expiresIn = Math.min(parsed.data.expires_in ?? DEFAULT_EXPIRES_IN_SEC, MAX_TRUSTED_LIFETIME_SEC);
       const scope = parsed.data.scope ?? credentials.scope ?? '';
       return {
         accessToken: parsed.data.access_token,

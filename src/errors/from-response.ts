@@ -127,6 +127,12 @@ export function apiErrorFromResponse(response: ErrorResponse): ApiError {
       return new UserNotFoundError(init);
   }
 
+  if (status >= 300 && status < 400) {
+    return new ApiError({
+      ...init,
+      message: `${init.message} (a redirect, not followed: credentials never go to another address; check baseUrl)`,
+    });
+  }
   if (status === 400) return new BadRequestError(init);
   if (status === 401) {
     const challenge = parseChallenge(headers.get('www-authenticate'));
@@ -163,6 +169,6 @@ export function apiErrorFromResponse(response: ErrorResponse): ApiError {
   const retryAfterMs = parseRetryAfter(headers.get('retry-after'));
   if (status === 429) return new RateLimitError({ ...init, retryAfterMs });
   if (status === 503) return new ServiceUnavailableError({ ...init, retryAfterMs });
-  if (status >= 500) return new InternalServerError(init);
+  if (status >= 500 && status < 600) return new InternalServerError(init);
   return new ApiError(init);
 }

@@ -38,24 +38,34 @@ export function sleep(ms: number, signal: AbortSignal | undefined, reason: () =>
   return raceSignal(wait, signal, reason).finally(() => clearTimeout(timer));
 }
 
+/** What `readText` turns into errors; each builds the error to throw. */
+export interface BodyErrors {
+  timedOut: () => unknown;
+  aborted: () => unknown;
+  broken: (cause: unknown) => unknown;
+}
+
 /**
  * Reads a response body to text within `ms`, or until `signal` aborts; either way the body is
- * cancelled, which releases the connection. A body that breaks off is `broken(cause)`.
+ * cancelled, which releases the connection. A body that breaks off is `broken(cause)`. A body
+ * longer than `maxBytes` is cancelled as soon as that is known, and `undefined` is returned: an
+ * endless or oversized answer must not fill the heap before the timeout.
  */
 export async function readText(
   response: Response,
   ms: number,
+  maxBytes: number,
   signal: AbortSignal | undefined,
-  timedOut: () => unknown,
-  aborted: () => unknown,
-  broken: (cause: unknown) => unknown,
-): Promise<string> {
+  errors: BodyErrors,
+): Promise<string | undefined> {
   const body = response.body;
   if (!body) return '';
   const reader = body.getReader();
-  if (ms <= 0 || signal?.aborted) {
+  const declared = Number(response.headers.get('content-length') ?? 0);
+  if (ms <= 0 || signal?.aborted || declared > maxBytes) {
     reader.cancel().catch(() => {});
-    throw ms <= 0 ? timedOut() : aborted();
+    if (declared > maxBytes && ms > 0 && !signal?.aborted) return undefined;
+    throw ms <= 0 ? errors.timedOut() : errors.aborted();
   }
   // Cancelling the reader settles a pending read (as done), so no race per chunk is needed.
   let halted: unknown;
@@ -63,8 +73,8 @@ export async function readText(
     halted ??= error;
     reader.cancel().catch(() => {});
   };
-  const timer = setTimeout(() => halt(timedOut()), ms);
-  const onAbort = () => halt(aborted());
+  const timer = setTimeout(() => halt(errors.timedOut()), ms);
+  const onAbort = () => halt(errors.aborted());
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     const chunks: Uint8Array[] = [];
@@ -74,12 +84,16 @@ export async function readText(
       try {
         next = await reader.read();
       } catch (error) {
-        throw halted ?? broken(error);
+        throw halted ?? errors.broken(error);
       }
       if (halted !== undefined) throw halted;
       if (next.done) break;
-      chunks.push(next.value);
       size += next.value.byteLength;
+      if (size > maxBytes) {
+        reader.cancel().catch(() => {});
+        return undefined;
+      }
+      chunks.push(next.value);
     }
     if (chunks.length === 1) return decoder.decode(chunks[0]);
     const all = new Uint8Array(size);

@@ -88,6 +88,7 @@ export async function withRetries<T>(
       if (!hooks.retryable || policy.retries === 0 || !isRetryable(error)) throw error;
       first = error;
     }
+    const started = Date.now();
     const replay = (attemptNumber: number) =>
       attemptNumber === 1 ? Promise.reject(first) : attempt(attemptNumber);
     return await pRetry(replay, {
@@ -102,6 +103,9 @@ export async function withRetries<T>(
         if (!isRetryable(error)) return false;
         const retryAfter = retryAfterOf(error);
         const wanted = retryAfter === undefined ? retryDelay : Math.min(retryAfter, policy.maxRetryAfterMs);
+        // The server named the earliest time worth trying again; when that is past the time left,
+        // waiting would only end in the same error later.
+        if (retryAfter !== undefined && wanted > policy.maxRetryTimeMs - (Date.now() - started)) return false;
         hooks.onRetry(error, attemptNumber, Math.max(wanted, retryDelay));
         // p-retry waits `retryDelay` itself after this returns; the rest of Retry-After is waited here.
         if (wanted > retryDelay) await sleep(wanted - retryDelay, hooks.signal, abortError);

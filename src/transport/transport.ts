@@ -81,6 +81,8 @@ export interface TransportConfig {
   events: EventEmitter<ClientEvents>;
   tokens: TokenProvider;
   timeoutMs: number;
+  /** The longest answer read; a longer one is cancelled unread. */
+  maxResponseBytes: number;
   retry: RetryPolicy;
 }
 
@@ -173,12 +175,20 @@ export class Transport {
       const text = await readText(
         response,
         timeoutMs - (performance.now() - started),
+        this.#config.maxResponseBytes,
         signal,
-        timedOut,
-        aborted,
-        (cause) => new ConnectionError(request.method, label, { cause }),
+        { timedOut, aborted, broken: (cause) => new ConnectionError(request.method, label, { cause }) },
       );
-      return { status, headers: response.headers, text } satisfies RawResponse;
+      if (text === undefined && status >= 200 && status < 300) {
+        throw new ResponseValidationError(request.method, label, status, [
+          {
+            path: '',
+            message: `the body is longer than maxResponseBytes (${this.#config.maxResponseBytes})`,
+          },
+        ]);
+      }
+      // An oversized error page is dropped: the status alone still types the error.
+      return { status, headers: response.headers, text: text ?? '' } satisfies RawResponse;
     } catch (error) {
       failure = error;
       throw error;
