@@ -158,6 +158,55 @@ describe('token cache', () => {
     expect(service.count('POST /auth/token')).toBe(2);
   });
 
+  it('treats a token store that fails as empty: calls still succeed and keep their own token', async () => {
+    const service = mockService({ routes });
+    const failing = {
+      get: async () => {
+        throw new Error('store down');
+      },
+      set: async () => {
+        throw new Error('store down');
+      },
+      delete: async () => {
+        throw new Error('store down');
+      },
+    };
+    const client = makeClient(service, { tokenStore: failing });
+    await client.bridge.routes();
+    await client.bridge.routes();
+    expect(service.count('POST /auth/token')).toBe(1);
+  });
+
+  it('ignores what a token store holds when it is not a token', async () => {
+    for (const held of [
+      { accessToken: 'has space', expiresAt: Date.now() + 3_600_000, issuedAt: Date.now(), scopes: [] },
+      { accessToken: 'ok', expiresAt: '2099-01-01', issuedAt: Date.now(), scopes: [] },
+      { accessToken: 'ok', expiresAt: Number.POSITIVE_INFINITY, issuedAt: 0, scopes: [] },
+      'a string',
+      null,
+    ]) {
+      const service = mockService({ routes });
+      const tokenStore = { get: async () => held as never, set: async () => {}, delete: async () => {} };
+      await makeClient(service, { tokenStore }).bridge.routes();
+      expect(service.calls.at(-1)!.headers.get('authorization'), JSON.stringify(held)).toBe('Bearer token-1');
+    }
+  });
+
+  it('passes over a token store that hangs', async () => {
+    vi.useFakeTimers();
+    const service = mockService({ routes });
+    const hanging = {
+      get: () => new Promise<undefined>(() => {}),
+      set: () => new Promise<void>(() => {}),
+      delete: () => new Promise<void>(() => {}),
+    };
+    const pending = makeClient(service, { tokenStore: hanging }).bridge.routes();
+    await vi.advanceTimersByTimeAsync(2_000);
+    await vi.advanceTimersByTimeAsync(2_000);
+    await expect(pending).resolves.toHaveLength(1);
+    expect(service.count('POST /auth/token')).toBe(1);
+  });
+
   it('shares one token between clients through a token store', async () => {
     const service = mockService({ routes });
     const tokenStore = new MemoryTokenStore();

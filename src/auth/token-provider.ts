@@ -16,6 +16,42 @@ const REFRESH_AHEAD_SHARE = 0.8;
 const EXPIRY_MARGIN_MS = 30_000;
 /** A failed background refresh is not tried again sooner than this. */
 const BACKGROUND_RETRY_MS = 5_000;
+/** A shared store slower than this is passed over: the token endpoint is the source of truth. */
+const STORE_TIMEOUT_MS = 2_000;
+const PRINTABLE_TOKEN = /^[\x21-\x7e]+$/;
+
+/**
+ * Runs one token-store operation. The store is a cache: a store that fails, hangs or holds
+ * something that is not a token counts as empty, and the client carries on with its own token.
+ */
+async function storeOp<T>(operation: () => Promise<T>): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      operation(),
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), STORE_TIMEOUT_MS);
+      }),
+    ]);
+  } catch {
+    return undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function isStoredToken(value: unknown): value is StoredToken {
+  if (typeof value !== 'object' || value === null) return false;
+  const token = value as Partial<StoredToken>;
+  return (
+    typeof token.accessToken === 'string' &&
+    PRINTABLE_TOKEN.test(token.accessToken) &&
+    Number.isFinite(token.expiresAt) &&
+    Number.isFinite(token.issuedAt) &&
+    Array.isArray(token.scopes) &&
+    token.scopes.every((scope) => typeof scope === 'string')
+  );
+}
 
 export interface LeasedToken {
   token: StoredToken;
@@ -41,6 +77,11 @@ export class TokenProvider {
   constructor(deps: TokenProviderDeps) {
     this.#deps = deps;
     this.#now = deps.now ?? Date.now;
+  }
+
+  async #storeGet(): Promise<StoredToken | undefined> {
+    const stored = await storeOp(() => this.#deps.store.get(this.#deps.key));
+    return isStoredToken(stored) ? stored : undefined;
   }
 
   #usable(token: StoredToken | undefined, now: number): token is StoredToken {
@@ -75,8 +116,9 @@ export class TokenProvider {
     this.#generation++;
     if (this.#current?.accessToken === rejected.accessToken) this.#current = undefined;
     this.#rejected = rejected.accessToken;
-    const stored = await this.#deps.store.get(this.#deps.key);
-    if (stored?.accessToken === rejected.accessToken) await this.#deps.store.delete(this.#deps.key);
+    const stored = await this.#storeGet();
+    if (stored?.accessToken === rejected.accessToken)
+      await storeOp(() => this.#deps.store.delete(this.#deps.key));
   }
 
   #refreshInBackground(now: number): void {
@@ -97,7 +139,7 @@ export class TokenProvider {
     run = (async (): Promise<LeasedToken> => {
       await null;
       try {
-        const stored = await this.#deps.store.get(this.#deps.key);
+        const stored = await this.#storeGet();
         const now = this.#now();
         if (
           this.#usable(stored, now) &&
@@ -113,7 +155,7 @@ export class TokenProvider {
         // it is only kept when nothing newer has been put in place meanwhile.
         if (generation === this.#generation || !this.#current) {
           this.#current = token;
-          await this.#deps.store.set(this.#deps.key, token);
+          await storeOp(() => this.#deps.store.set(this.#deps.key, token));
         }
         this.#deps.emit({
           action,

@@ -12,7 +12,8 @@ export interface StoredToken {
 /**
  * Where tokens are kept between calls. Plug in a shared store (Redis, a database) so that several
  * processes use one token instead of each fetching its own. Keys already separate base URLs,
- * client ids and requested scopes.
+ * client ids and requested scopes. The store is a cache: when it fails, takes longer than two
+ * seconds, or returns something that is not a token, the client fetches and keeps its own.
  *
  * @example
  * const tokenStore: TokenStore = {
