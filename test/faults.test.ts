@@ -295,6 +295,13 @@ describe('nothing is left behind', () => {
         req.resume();
         const path = req.url.split('?')[0];
         if (path.endsWith('/auth/token')) { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify({ access_token: 't', token_type: 'Bearer', expires_in: 3600 })); return; }
+        if (path.endsWith('/me')) { res.writeHead(302, { location: 'http://127.0.0.1:1/x' }); res.end(); return; }
+        if (path.endsWith('/fee-estimate')) {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          const pump = () => { while (!res.destroyed && res.write('a'.repeat(65536))) {} };
+          res.on('drain', pump); pump();
+          return;
+        }
         n++;
         const kind = n % 4;
         if (kind === 0) { res.writeHead(503); res.end('{}'); }
@@ -303,13 +310,15 @@ describe('nothing is left behind', () => {
         else { /* never answers */ }
       });
       server.listen(0, '127.0.0.1', async () => {
-        const client = new PartnerClient({ baseUrl: 'http://127.0.0.1:' + server.address().port, clientId: 'c', clientSecret: 's', timeoutMs: 200, maxRetries: 2, retry: { minDelayMs: 5, maxDelayMs: 10 } });
+        const client = new PartnerClient({ baseUrl: 'http://127.0.0.1:' + server.address().port, clientId: 'c', clientSecret: 's', timeoutMs: 200, maxRetries: 2, retry: { minDelayMs: 5, maxDelayMs: 10 }, maxResponseBytes: 100000 });
         const controller = new AbortController();
         setTimeout(() => controller.abort(), 50);
         const results = await Promise.allSettled([
           ...Array.from({ length: 8 }, () => client.bridge.routes()),
           client.bridge.routes({ signal: controller.signal }),
           client.bridge.transfers.wait({ userId: 'u', transferId: 't' }, { timeoutMs: 300, pollIntervalMs: 20 }),
+          client.me(),
+          client.bridge.feeEstimate({ routeId: 'r', amount: '1' }),
         ]);
         const untyped = results.filter((r) => r.status === 'rejected' && !(r.reason && r.reason[Symbol.for('partner-s2s-sdk.error')]));
         server.closeAllConnections();
@@ -322,7 +331,7 @@ describe('nothing is left behind', () => {
       timeout: 15_000,
     });
     expect(result.signal, `the process did not exit by itself: ${result.stderr}`).toBeNull();
-    expect(result.stdout).toContain('settled 10 untyped 0');
+    expect(result.stdout).toContain('settled 12 untyped 0');
     expect(result.status).toBe(0);
   });
 });
