@@ -90,4 +90,52 @@ export async function overhead(): Promise<void> {
   }
   await new Promise((resolve) => server.close(resolve));
   server.closeAllConnections();
+  await withoutNetwork(schema);
+}
+
+/**
+ * The same calls against an in-memory fetch, so that the cost of each layer shows without the
+ * network's noise: a bare Response, ky on top of it, zod on top of that, and the SDK.
+ */
+async function withoutNetwork(schema: ReturnType<typeof bridgeSchemas>['routes']): Promise<void> {
+  const body = new TextEncoder().encode(routesBody);
+  const memoryFetch = async (input: Request | URL | string) => {
+    const path = typeof input === 'string' ? input : input instanceof URL ? input.pathname : input.url;
+    return new Response(path.endsWith('/auth/token') ? tokenBody : body, {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+    });
+  };
+  const base = 'http://127.0.0.1:9';
+  const headers = { authorization: 'Bearer bench-token', accept: 'application/json' };
+  const api = ky.create({ prefix: `${base}/api/v1/s2s`, retry: 0, timeout: false, fetch: memoryFetch });
+  const client = new sdk.PartnerClient({
+    baseUrl: base,
+    clientId: 'bench',
+    clientSecret: 'bench',
+    fetch: memoryFetch,
+  });
+  const calls: Record<string, () => Promise<unknown>> = {
+    'Response + JSON.parse': async () => JSON.parse(await (await memoryFetch('/x')).text()),
+    'ky (no validation)': () => api.get('bridge/routes', { headers }).json(),
+    'ky + zod': async () => schema.parse(await api.get('bridge/routes', { headers }).json()),
+    'partner-s2s-sdk': () => client.bridge.routes(),
+  };
+  for (const call of Object.values(calls)) for (let i = 0; i < 200; i++) await call();
+  const samples = await interleaveSamples(
+    Object.entries(calls).map(([name, call]) => ({
+      name,
+      run: async () => {
+        for (let i = 0; i < 300; i++) await call();
+        return 300;
+      },
+    })),
+    15,
+  );
+  const kyZod = samples.get('ky + zod')!;
+  table(
+    'Per-call cost without the network (in-memory fetch; 15 interleaved rounds)',
+    ['client', 'median µs/call', '× ky + zod'],
+    [...samples].map(([name, values]) => [name, fixed(median(values), 1), fixed(pairedRatio(values, kyZod))]),
+  );
 }
