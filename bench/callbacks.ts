@@ -5,7 +5,7 @@
 
 import type { TransferStatus } from 'partner-s2s-sdk';
 import { transfer } from '../test/helpers/fixtures.js';
-import { fixed, interleave, table } from './lib.js';
+import { fixed, interleave, rateTable, table } from './lib.js';
 import { sdk } from './sdk.js';
 
 const PATH: TransferStatus[] = [
@@ -56,18 +56,10 @@ export async function callbacks(): Promise<void> {
     ],
     7,
   );
-  const parse = result.get('JSON.parse only')!;
-  table(
+  rateTable(
     'Callbacks (median of 7 interleaved rounds)',
-    ['work', 'µs/callback', 'callbacks/s', '× JSON.parse'],
-    [
-      ...[...result].map(([name, us]) => [
-        name,
-        fixed(us, 2),
-        Math.round(1e6 / us).toLocaleString('en'),
-        fixed(us / parse),
-      ]),
-    ],
+    { op: 'callback', perSecond: 'callbacks', baseline: 'JSON.parse only', label: 'JSON.parse', digits: 2 },
+    result,
   );
 
   const fresh = sdk.createCallbackRouter();

@@ -59,3 +59,25 @@ export function table(title: string, header: string[], rows: (string | number)[]
 }
 
 export const fixed = (value: number, digits = 2) => value.toFixed(digits);
+
+/**
+ * A throughput table: each contender's time per operation, operations per second, and ratio to
+ * the baseline contender, all from `interleave`'s medians.
+ */
+export function rateTable(
+  title: string,
+  units: { op: string; perSecond: string; baseline: string; label: string; digits: number },
+  result: Map<string, number>,
+): void {
+  const baseline = result.get(units.baseline)!;
+  table(
+    title,
+    ['work', `µs/${units.op}`, `${units.perSecond}/s`, `× ${units.label}`],
+    [...result].map(([name, us]) => [
+      name,
+      fixed(us, units.digits),
+      Math.round(1e6 / us).toLocaleString('en'),
+      fixed(us / baseline),
+    ]),
+  );
+}

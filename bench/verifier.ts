@@ -5,7 +5,7 @@
 import { decodeFunctionData, erc20Abi, parseAbi } from 'viem';
 import { NOW, USER, validConstruct } from '../test/helpers/batches.js';
 import { route } from '../test/helpers/fixtures.js';
-import { fixed, interleave, table } from './lib.js';
+import { interleave, rateTable } from './lib.js';
 import { sdk } from './sdk.js';
 
 const depositAbi = parseAbi([
@@ -41,17 +41,15 @@ export async function verifier(): Promise<void> {
     ],
     7,
   );
-  const decode = result.get('viem decode of the 3 calls')!;
-  table(
+  rateTable(
     'Verifier, one core (median of 7 interleaved rounds)',
-    ['work', 'µs/batch', 'batches/s', '× viem decode'],
-    [
-      ...[...result].map(([name, us]) => [
-        name,
-        fixed(us, 1),
-        Math.round(1e6 / us).toLocaleString('en'),
-        fixed(us / decode),
-      ]),
-    ],
+    {
+      op: 'batch',
+      perSecond: 'batches',
+      baseline: 'viem decode of the 3 calls',
+      label: 'viem decode',
+      digits: 1,
+    },
+    result,
   );
 }

@@ -5,6 +5,7 @@ import { fetchToken } from './auth/token-endpoint.js';
 import { TokenProvider } from './auth/token-provider.js';
 import { MemoryTokenStore, type TokenStore } from './auth/token-store.js';
 import {
+  byteCount,
   durationMs,
   maxRetries,
   parseArgs,
@@ -116,10 +117,7 @@ const optionsSchema = z.strictObject({
   clientAuth: z.enum(['body', 'basic'], { error: "must be 'body' or 'basic'" }).optional(),
   timeoutMs: durationMs.optional(),
   maxRetries: maxRetries.optional(),
-  maxResponseBytes: z
-    .int({ error: 'must be a whole number of bytes' })
-    .positive('must be positive')
-    .optional(),
+  maxResponseBytes: byteCount.optional(),
   retry: z
     .strictObject({
       minDelayMs: z.number().nonnegative().finite().optional(),

@@ -15,7 +15,7 @@ import {
 } from '../src/index.js';
 import { validConstruct } from './helpers/batches.js';
 import { route, transfer } from './helpers/fixtures.js';
-import { json, type MockRequest, makeClient, mockService } from './helpers/mock-fetch.js';
+import { json, type MockService, makeClient, mockService } from './helpers/mock-fetch.js';
 
 const account = privateKeyToAccount(`0x${'7'.repeat(64)}`);
 const DECIMAL_LITERAL = /"amount":(0|[1-9]\d*)(\.\d+)?[,}]/;
@@ -93,6 +93,16 @@ const options = fc.oneof(
   ),
 );
 
+/** What a call threw, or undefined when it succeeded. */
+const failureOf = (call: Promise<unknown>): Promise<unknown> =>
+  call.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+/** The requests a service saw besides token requests. */
+const dataCalls = (service: MockService) => service.calls.filter((call) => call.path !== '/auth/token');
+
 /** A valid first argument for every method. */
 const VALID: Record<string, unknown> = {
   quote: { userId: 'u', routeId: 'r', amount: '1' },
@@ -146,12 +156,9 @@ describe('fuzz: any input to any public method', () => {
         fc.asyncProperty(argument, async (input) => {
           const service = answering();
           const client = makeClient(service, { maxRetries: 0 });
-          const outcome = await calls[name]!(client, input).then(
-            () => undefined,
-            (error: unknown) => error,
-          );
+          const outcome = await failureOf(calls[name]!(client, input));
           if (outcome !== undefined) expect(isPartnerError(outcome), String(outcome)).toBe(true);
-          const data = service.calls.filter((call: MockRequest) => call.path !== '/auth/token');
+          const data = dataCalls(service);
           if (outcome instanceof ArgumentError) expect(data).toEqual([]);
           for (const call of data) {
             if (!call.body) continue;
@@ -173,18 +180,13 @@ describe('fuzz: any input to any public method', () => {
     await fc.assert(
       fc.asyncProperty(hostile, async (input) => {
         const service = answering();
-        const outcome = await takingParams[name]!(
-          makeClient(service, { maxRetries: 0 }),
-          materialize(input),
-        ).then(
-          () => undefined,
-          (error: unknown) => error,
+        const outcome = await failureOf(
+          takingParams[name]!(makeClient(service, { maxRetries: 0 }), materialize(input)),
         );
         // Options made of nothing but a throwing toString name no option: they are valid.
         if (name === 'routesOptions' && input.kind === 'toString') expect(outcome).toBeUndefined();
         else expect(outcome).toBeInstanceOf(ArgumentError);
-        if (outcome instanceof ArgumentError)
-          expect(service.calls.filter((call: MockRequest) => call.path !== '/auth/token')).toEqual([]);
+        if (outcome instanceof ArgumentError) expect(dataCalls(service)).toEqual([]);
       }),
       { numRuns: 9, seed: 5 },
     );
@@ -218,15 +220,11 @@ describe('fuzz: any input to any public method', () => {
                 json({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'x' }, 404),
             },
           });
-          const outcome = await withOptions[name]!(
-            makeClient(service, { maxRetries: 0 }),
-            materialize(input),
-          ).then(
-            () => undefined,
-            (error: unknown) => error,
+          const outcome = await failureOf(
+            withOptions[name]!(makeClient(service, { maxRetries: 0 }), materialize(input)),
           );
           if (outcome !== undefined) expect(isPartnerError(outcome), String(outcome)).toBe(true);
-          const sent = service.calls.filter((call: MockRequest) => call.path !== '/auth/token');
+          const sent = dataCalls(service);
           if (outcome instanceof ArgumentError) expect(sent).toEqual([]);
           else {
             // Accepted options are ones the SDK can honour: a real signal and timers that fit.
@@ -364,10 +362,7 @@ describe('fuzz: any server answer', () => {
             maxRetries: 1,
             retry: { minDelayMs: 0, maxDelayMs: 1, maxRetryAfterMs: 1 },
           });
-          const outcome = await calls[name]!(client, VALID[name]).then(
-            () => undefined,
-            (error: unknown) => error,
-          );
+          const outcome = await failureOf(calls[name]!(client, VALID[name]));
           if (outcome !== undefined)
             expect(isPartnerError(outcome), `${name}: ${String(outcome)}`).toBe(true);
         },

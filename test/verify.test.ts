@@ -10,7 +10,16 @@ import {
   verifyBridgeBatch,
 } from '../src/index.js';
 import { buildBridgeBundle, encodeBatchCallData, rehashBundle } from '../src/testing/index.js';
-import { ATTACKER, addressWord, forge, NOW, setWord, USER, validConstruct } from './helpers/batches.js';
+import {
+  ATTACKER,
+  addressWord,
+  forge,
+  forgeWord,
+  NOW,
+  setWord,
+  USER,
+  validConstruct,
+} from './helpers/batches.js';
 import { quote, route } from './helpers/fixtures.js';
 
 async function issuesOf(
@@ -318,70 +327,25 @@ const cases: Case[] = [
   ['calls.value', () => forge((c) => (c.bundle.calls[1]!.value = '0x1'))],
   ['approve.target', () => forge((c) => (c.bundle.calls[0]!.target = ATTACKER))],
   ['approve.encoding', () => forge((c) => (c.bundle.calls[0]!.data = `${c.bundle.calls[0]!.data}00`))],
-  [
-    'approve.encoding',
-    () =>
-      forge(
-        (c) =>
-          (c.bundle.calls[0]!.data = setWord(
-            c.bundle.calls[0]!.data,
-            0,
-            `ff${addressWord(route().targets.bridge).slice(2)}`,
-          )),
-      ),
-  ],
-  [
-    'approve.spender',
-    () =>
-      forge((c) => (c.bundle.calls[0]!.data = setWord(c.bundle.calls[0]!.data, 0, addressWord(ATTACKER)))),
-  ],
-  [
-    'approve.amount',
-    () => forge((c) => (c.bundle.calls[0]!.data = setWord(c.bundle.calls[0]!.data, 1, 'f'.repeat(64)))),
-  ],
+  ['approve.encoding', () => forgeWord(0, 0, `ff${addressWord(route().targets.bridge).slice(2)}`)],
+  ['approve.spender', () => forgeWord(0, 0, addressWord(ATTACKER))],
+  ['approve.amount', () => forgeWord(0, 1, 'f'.repeat(64))],
   ['deposit.target', () => forge((c) => (deposit(c).target = ATTACKER))],
   ['deposit.selector', () => forge((c) => (deposit(c).data = `0x1186ec33${deposit(c).data.slice(10)}`))],
   ['deposit.encoding', () => forge((c) => (deposit(c).data = `${deposit(c).data}1dc0de0001`))],
-  [
-    'deposit.encoding',
-    () => forge((c) => (deposit(c).data = setWord(deposit(c).data, 0, `01${addressWord(USER).slice(2)}`))),
-  ],
-  [
-    'deposit.encoding',
-    () => forge((c) => (deposit(c).data = setWord(deposit(c).data, 9, (2n ** 40n).toString(16)))),
-  ],
+  ['deposit.encoding', () => forgeWord(1, 0, `01${addressWord(USER).slice(2)}`)],
+  ['deposit.encoding', () => forgeWord(1, 9, (2n ** 40n).toString(16))],
   [
     'deposit.encoding',
     () => forge((c) => (deposit(c).data = deposit(c).data.slice(0, -64) as `0x${string}`)),
   ],
-  [
-    'deposit.depositor',
-    () => forge((c) => (deposit(c).data = setWord(deposit(c).data, 0, addressWord(ATTACKER)))),
-  ],
-  [
-    'deposit.recipient',
-    () => forge((c) => (deposit(c).data = setWord(deposit(c).data, 1, addressWord(ATTACKER)))),
-  ],
-  [
-    'deposit.inputToken',
-    () => forge((c) => (deposit(c).data = setWord(deposit(c).data, 2, addressWord(ATTACKER)))),
-  ],
-  [
-    'deposit.outputToken',
-    () => forge((c) => (deposit(c).data = setWord(deposit(c).data, 3, addressWord(ATTACKER)))),
-  ],
-  [
-    'deposit.inputAmount',
-    () => forge((c) => (deposit(c).data = setWord(deposit(c).data, 4, 25_500_001n.toString(16)))),
-  ],
-  [
-    'deposit.outputAmount',
-    () => forge((c) => (deposit(c).data = setWord(deposit(c).data, 5, 1n.toString(16)))),
-  ],
-  [
-    'deposit.destinationChain',
-    () => forge((c) => (deposit(c).data = setWord(deposit(c).data, 6, 10n.toString(16)))),
-  ],
+  ['deposit.depositor', () => forgeWord(1, 0, addressWord(ATTACKER))],
+  ['deposit.recipient', () => forgeWord(1, 1, addressWord(ATTACKER))],
+  ['deposit.inputToken', () => forgeWord(1, 2, addressWord(ATTACKER))],
+  ['deposit.outputToken', () => forgeWord(1, 3, addressWord(ATTACKER))],
+  ['deposit.inputAmount', () => forgeWord(1, 4, 25_500_001n.toString(16))],
+  ['deposit.outputAmount', () => forgeWord(1, 5, 1n.toString(16))],
+  ['deposit.destinationChain', () => forgeWord(1, 6, 10n.toString(16))],
   [
     'deposit.message',
     () =>
@@ -390,38 +354,16 @@ const cases: Case[] = [
           `${setWord(deposit(c).data, 12, '4')}${'ab'.repeat(4).padEnd(64, '0')}` as `0x${string}`;
       }),
   ],
-  ['deposit.exclusivity', () => forge((c) => (deposit(c).data = setWord(deposit(c).data, 10, '5')))],
-  [
-    'deposit.fillDeadline',
-    () => forge((c) => (deposit(c).data = setWord(deposit(c).data, 9, (NOW / 1000 - 1).toString(16)))),
-  ],
+  ['deposit.exclusivity', () => forgeWord(1, 10, '5')],
+  ['deposit.fillDeadline', () => forgeWord(1, 9, (NOW / 1000 - 1).toString(16))],
   ['fee.target', () => forge((c) => (c.bundle.calls[2]!.target = ATTACKER))],
   [
     'fee.encoding',
     () => forge((c) => (c.bundle.calls[2]!.data = `0x23b872dd${c.bundle.calls[2]!.data.slice(10)}`)),
   ],
-  [
-    'fee.encoding',
-    () =>
-      forge(
-        (c) =>
-          (c.bundle.calls[2]!.data = setWord(
-            c.bundle.calls[2]!.data,
-            0,
-            `ff${addressWord(route().targets.treasury).slice(2)}`,
-          )),
-      ),
-  ],
-  [
-    'fee.recipient',
-    () =>
-      forge((c) => (c.bundle.calls[2]!.data = setWord(c.bundle.calls[2]!.data, 0, addressWord(ATTACKER)))),
-  ],
-  [
-    'fee.amount',
-    () =>
-      forge((c) => (c.bundle.calls[2]!.data = setWord(c.bundle.calls[2]!.data, 1, 120_001n.toString(16)))),
-  ],
+  ['fee.encoding', () => forgeWord(2, 0, `ff${addressWord(route().targets.treasury).slice(2)}`)],
+  ['fee.recipient', () => forgeWord(2, 0, addressWord(ATTACKER))],
+  ['fee.amount', () => forgeWord(2, 1, 120_001n.toString(16))],
 ];
 
 describe('verifyBridgeBatch rejects a forged batch', () => {

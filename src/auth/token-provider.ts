@@ -1,3 +1,4 @@
+import { ACCESS_TOKEN_PATTERN } from '../schemas/auth.js';
 import type { TokenEvent } from '../transport/events.js';
 import type { StoredToken, TokenStore } from './token-store.js';
 
@@ -18,7 +19,6 @@ const EXPIRY_MARGIN_MS = 30_000;
 const BACKGROUND_RETRY_MS = 5_000;
 /** A shared store slower than this is passed over: the token endpoint is the source of truth. */
 const STORE_TIMEOUT_MS = 2_000;
-const PRINTABLE_TOKEN = /^[\x21-\x7e]+$/;
 
 /**
  * Runs one token-store operation. The store is a cache: a store that fails, hangs or holds
@@ -45,7 +45,7 @@ function isStoredToken(value: unknown): value is StoredToken {
   const token = value as Partial<StoredToken>;
   return (
     typeof token.accessToken === 'string' &&
-    PRINTABLE_TOKEN.test(token.accessToken) &&
+    ACCESS_TOKEN_PATTERN.test(token.accessToken) &&
     Number.isFinite(token.expiresAt) &&
     Number.isFinite(token.issuedAt) &&
     Array.isArray(token.scopes) &&

@@ -4,7 +4,7 @@ import { ArgumentError } from '../errors/client-errors.js';
 import { readArgs } from '../internal/args.js';
 import type { AuthorizationSignature } from '../resources/params.js';
 import type { BridgeBundle } from '../schemas/bridge.js';
-import type { Address, Hex } from '../schemas/common.js';
+import { ADDRESS_PATTERN, type Address, HASH32_PATTERN, type Hex } from '../schemas/common.js';
 import { sameAddress } from './hex.js';
 import { loadViem, loadViemUtils } from './viem.js';
 
@@ -44,8 +44,6 @@ export interface SignedBridgeBatch {
   authorization?: AuthorizationSignature;
 }
 
-const HASH = /^0x[0-9a-fA-F]{64}$/;
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
 const WORD = /^0x[0-9a-fA-F]{1,64}$/;
 
@@ -94,17 +92,17 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
     };
   });
   const problems: { path: string; message: string }[] = [];
-  if (typeof input.hash !== 'string' || !HASH.test(input.hash)) {
+  if (typeof input.hash !== 'string' || !HASH32_PATTERN.test(input.hash)) {
     problems.push({ path: 'bundle.userOpHash', message: 'must be a 32-byte hex hash' });
   }
-  if (typeof input.address !== 'string' || !ADDRESS.test(input.address)) {
+  if (typeof input.address !== 'string' || !ADDRESS_PATTERN.test(input.address)) {
     problems.push({ path: 'signer.address', message: 'must be a 20-byte hex address' });
   }
   if (typeof input.signMessage !== 'function')
     problems.push({ path: 'signer.signMessage', message: 'must be a function' });
   const authorization = input.authorization;
   if (authorization) {
-    if (typeof authorization.address !== 'string' || !ADDRESS.test(authorization.address))
+    if (typeof authorization.address !== 'string' || !ADDRESS_PATTERN.test(authorization.address))
       problems.push({ path: 'bundle.authorization.address', message: 'must be a 20-byte hex address' });
     for (const field of ['chainId', 'nonce'] as const) {
       const value = authorization[field];

@@ -1,4 +1,4 @@
-import type { Address, Hex } from '../schemas/common.js';
+import { ADDRESS_PATTERN, type Address, type Hex } from '../schemas/common.js';
 import { ENTRY_POINT_V07, ENTRY_POINT_V08 } from './constants.js';
 import { addressWord, isHex, quantity, sameAddress, uintWord } from './hex.js';
 import { keccak256Hex, keccak256Text } from './keccak.js';
@@ -29,7 +29,6 @@ export function entryPointVersion(entryPoint: string): EntryPointVersion | undef
 
 const UINT128_MAX = (1n << 128n) - 1n;
 const UINT256_MAX = (1n << 256n) - 1n;
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 function uint128(value: bigint): string {
   return value.toString(16).padStart(32, '0');
@@ -74,7 +73,7 @@ export function packUserOperation(
   };
 
   const sender = op.sender;
-  if (typeof sender !== 'string' || !ADDRESS.test(sender)) problems.push('sender is not an address');
+  if (typeof sender !== 'string' || !ADDRESS_PATTERN.test(sender)) problems.push('sender is not an address');
   const nonce = num('nonce', UINT256_MAX);
   const callData =
     knownCallData === undefined ? bytes('callData', false) : knownCallData.slice(2).toLowerCase();

@@ -3,7 +3,7 @@ import { ArgumentError } from '../errors/client-errors.js';
 import { readArgs } from '../internal/args.js';
 import type { AmountInput } from '../resources/params.js';
 import { type BridgeConstructResult, type BridgeRoute, bridgeSchemas } from '../schemas/bridge.js';
-import type { Address, Hex } from '../schemas/common.js';
+import { ADDRESS_PATTERN, type Address, type Hex } from '../schemas/common.js';
 import { decimalLiteral, fromRawAmount, toRawAmount } from './amounts.js';
 import { DEFAULT_DELEGATES, DEFAULT_ENTRY_POINTS, INTEGRATOR_SUFFIX, SELECTOR } from './constants.js';
 import {
@@ -90,7 +90,6 @@ export interface BridgeBatchSummary {
   userOpHash: Hex;
 }
 
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const ZERO_WORD = '0'.repeat(64);
 const MAX_UINT32 = 0xffffffffn;
 
@@ -105,7 +104,10 @@ function readVerifyOptions(
   const addresses = (name: 'entryPoints' | 'delegates', fallback: readonly Address[]) => {
     const value = options?.[name];
     if (value === undefined) return fallback;
-    if (!Array.isArray(value) || !value.every((entry) => typeof entry === 'string' && ADDRESS.test(entry))) {
+    if (
+      !Array.isArray(value) ||
+      !value.every((entry) => typeof entry === 'string' && ADDRESS_PATTERN.test(entry))
+    ) {
       problems.push({ path: name, message: 'must be an array of 20-byte hex addresses' });
       return [];
     }
@@ -159,22 +161,22 @@ export async function verifyBridgeBatch(
   verifyOptions: VerifyBridgeBatchOptions = {},
 ): Promise<BridgeBatchSummary> {
   // Everything is read once, here: a getter cannot answer one way to a check and another way later.
+  const schemas = bridgeSchemas(false);
   const input = readArgs('verifyBridgeBatch', () => ({
     wallet: params?.wallet,
-    now: params?.now,
+    nowMs: toMs(params?.now),
     amount: params?.amount,
-    route: params?.route,
-    construct: params?.construct,
+    routeParsed: schemas.route.safeParse(params?.route),
+    constructParsed: schemas.constructResult.safeParse(params?.construct),
     options: readVerifyOptions(verifyOptions),
   }));
-  const { wallet, options } = input;
-  if (typeof wallet !== 'string' || !ADDRESS.test(wallet)) {
+  const { wallet, nowMs, routeParsed, constructParsed, options } = input;
+  if (typeof wallet !== 'string' || !ADDRESS_PATTERN.test(wallet)) {
     throw new ArgumentError('verifyBridgeBatch', [
       { path: 'wallet', message: 'must be a 20-byte hex address' },
     ]);
   }
   let asked: bigint | undefined;
-  const nowMs = readArgs('verifyBridgeBatch', () => toMs(input.now));
   if (!Number.isFinite(nowMs))
     throw new ArgumentError('verifyBridgeBatch', [{ path: 'now', message: 'must be a valid date' }]);
   if (input.amount !== undefined) {
@@ -193,11 +195,6 @@ export async function verifyBridgeBatch(
     });
   };
 
-  const schemas = bridgeSchemas(false);
-  const routeParsed = readArgs('verifyBridgeBatch', () => schemas.route.safeParse(input.route));
-  const constructParsed = readArgs('verifyBridgeBatch', () =>
-    schemas.constructResult.safeParse(input.construct),
-  );
   if (!routeParsed.success)
     for (const issue of routeParsed.error.issues)
       fail('shape.route', `${issue.path.join('.')}: ${issue.message}`);

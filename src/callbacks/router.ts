@@ -3,7 +3,7 @@ import { EventEmitter } from 'eventemitter3';
 import { z } from 'zod';
 import { stateRank } from '../bridge/wait.js';
 import { CallbackParseError } from '../errors/bridge-errors.js';
-import { parseArgs, withMethods } from '../internal/args.js';
+import { byteCount, parseArgs, withMethods } from '../internal/args.js';
 import { type BridgeTransfer, FINAL_STATES } from '../schemas/bridge.js';
 import { type BridgeCallbackKind, type ParsedCallback, parseBridgeCallback } from './parse.js';
 import { type CallbackStore, MemoryCallbackStore } from './store.js';
@@ -89,7 +89,7 @@ const routerOptionsSchema = z.looseObject({
       'must be a function',
     )
     .optional(),
-  maxBodyBytes: z.int({ error: 'must be a whole number of bytes' }).positive('must be positive').optional(),
+  maxBodyBytes: byteCount.optional(),
   strict: z.boolean({ error: 'must be true or false' }).optional(),
 });
 

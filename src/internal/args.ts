@@ -49,6 +49,9 @@ export const durationMs = z
   .positive('must be positive')
   .max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} (about 24.8 days)`);
 
+/** A size limit in bytes. */
+export const byteCount = z.int({ error: 'must be a whole number of bytes' }).positive('must be positive');
+
 export const maxRetries = z
   .int({ error: 'must be an integer' })
   .min(0, 'must not be negative')

@@ -26,11 +26,11 @@ export interface Me {
   [field: string]: unknown;
 }
 
+/** What an access token may be: printable ASCII, no spaces (it goes into a header as it is). */
+export const ACCESS_TOKEN_PATTERN = /^[\x21-\x7e]+$/;
+
 export const tokenResponseSchema = z.looseObject({
-  access_token: z
-    .string()
-    .min(1)
-    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
+  access_token: z.string().min(1).regex(ACCESS_TOKEN_PATTERN, 'must be printable ASCII without spaces'),
   token_type: z.string().refine((value) => value.toLowerCase() === 'bearer', 'must be Bearer'),
   expires_in: z.number().positive().finite().optional(),
   scope: z.string().optional(),

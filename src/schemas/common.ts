@@ -9,17 +9,22 @@ export type Address = `0x${string}`;
 /** A `0x`-prefixed hex string. */
 export type Hex = `0x${string}`;
 
+/** A `0x`-prefixed 20-byte address, any case. */
+export const ADDRESS_PATTERN = /^0x[0-9a-fA-F]{40}$/;
+/** A `0x`-prefixed 32-byte word, any case. */
+export const HASH32_PATTERN = /^0x[0-9a-fA-F]{64}$/;
+
 export const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'expected a non-negative decimal string');
 export const rawAmountString = z.string().regex(/^\d+$/, 'expected a base-unit integer string');
 export const address = z
   .string()
-  .regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 20-byte hex address') as unknown as z.ZodType<Address>;
+  .regex(ADDRESS_PATTERN, 'expected a 20-byte hex address') as unknown as z.ZodType<Address>;
 export const hex = z
   .string()
   .regex(/^0x[0-9a-fA-F]*$/, 'expected a 0x-prefixed hex string') as unknown as z.ZodType<Hex>;
 export const hash32 = z
   .string()
-  .regex(/^0x[0-9a-fA-F]{64}$/, 'expected a 32-byte hex string') as unknown as z.ZodType<Hex>;
+  .regex(HASH32_PATTERN, 'expected a 32-byte hex string') as unknown as z.ZodType<Hex>;
 export const timestamp = z.iso.datetime({ offset: true });
 export const nonNegativeInt = z.int().nonnegative();
 

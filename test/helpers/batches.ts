@@ -41,6 +41,13 @@ export function forge(
   return construct;
 }
 
+/** A batch forged in one argument word of one call (0 approve, 1 deposit, 2 fee transfer). */
+export function forgeWord(call: number, word: number, value: string): BridgeConstructResult {
+  return forge((c) => {
+    c.bundle.calls[call]!.data = setWord(c.bundle.calls[call]!.data, word, value);
+  });
+}
+
 /** Replaces the i-th argument word of ABI call data. */
 export function setWord(data: string, index: number, word: string): `0x${string}` {
   const start = 10 + index * 64;
