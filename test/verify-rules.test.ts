@@ -3,19 +3,23 @@
  * controls the service would forge it, with the call data re-encoded and `userOpHash` recomputed,
  * so only the semantic check named can stand between it and a signature.
  */
+
 import { getUserOperationHash } from 'viem/account-abstraction';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
 import {
   ACROSS_SPOKE_POOLS,
   ArgumentError,
+  BatchVerificationError,
   type BridgeConstructResult,
+  type BridgeRoute,
   ENTRY_POINT_V08,
   MAV2_7702_DELEGATE_V100,
   MAV2_7702_DELEGATE_V110,
   verifyBridgeBatch,
   WELL_KNOWN_TOKENS,
 } from '../src/index.js';
-import { userOperationForViem } from '../src/testing/batch.js';
+import { rehashBundle, userOperationForViem } from '../src/testing/batch.js';
 import {
   ATTACKER,
   addressWord,
@@ -30,6 +34,7 @@ import {
   validConstruct,
 } from './helpers/batches.js';
 import { route } from './helpers/fixtures.js';
+import { json, makeClient, mockService } from './helpers/mock-fetch.js';
 
 const ZERO_ADDRESS = `0x${'0'.repeat(40)}`;
 const TKA = '0x000000000000000000000000000000000000a001' as const;
@@ -423,5 +428,68 @@ describe('11: what stays', () => {
     expect(
       issuesOf(forge((c) => (c.bundle.calls[0]!.data = setWord(c.bundle.calls[0]!.data, 1, '1')))),
     ).toEqual(['approve.amount']);
+  });
+});
+
+describe('bridge.execute against a service that lies', () => {
+  const own = privateKeyToAccount(generatePrivateKey());
+
+  /** A service whose routes and batch are both the forger's, consistent with each other. */
+  function lyingService(r: BridgeRoute, tamper: (c: BridgeConstructResult) => void = () => {}) {
+    const now = Math.floor(Date.now() / 1000);
+    const construct = batchFor(
+      r,
+      {},
+      { wallet: own.address, quoteTimestamp: now, fillDeadline: now + 3 * 3600 },
+    );
+    construct.quote.expiresAt = new Date(Date.now() + 120_000).toISOString();
+    tamper(construct);
+    return mockService({
+      routes: {
+        'GET /bridge/routes': () => json({ data: [r] }),
+        'POST /bridge/construct/transaction/batch': () => json({ data: construct }),
+        'POST /bridge/transaction/batch/send': () =>
+          json({ data: { userOpHash: construct.bundle.userOpHash, transferId: 'tr_1' } }),
+      },
+    });
+  }
+
+  const run = (service: ReturnType<typeof mockService>, r: BridgeRoute) =>
+    makeClient(service).bridge.execute({ userId: 'u', routeId: r.routeId, amount: '25.5', signer: own });
+
+  it('signs and sends an honest batch', async () => {
+    const service = lyingService(route());
+    expect((await run(service, route())).transferId).toBe('tr_1');
+    expect(service.count('POST /bridge/transaction/batch/send')).toBe(1);
+  });
+
+  it('signs nothing for a route naming its own bridge, a zero paymaster or hidden initCode', async () => {
+    const attackerBridge = route({ targets: { ...route().targets, bridge: ATTACKER } });
+    const cases: [BridgeRoute, (c: BridgeConstructResult) => void, string][] = [
+      [attackerBridge, () => {}, 'route.bridge'],
+      [
+        route(),
+        (c) => {
+          c.bundle.userOp.paymaster = ZERO_ADDRESS;
+          c.bundle = rehashBundle(c.bundle);
+        },
+        'userOp.paymaster',
+      ],
+      [
+        route(),
+        (c) => {
+          c.bundle.userOp.factory = ATTACKER;
+          c.bundle = rehashBundle(c.bundle);
+        },
+        'userOp.initCode',
+      ],
+    ];
+    for (const [r, tamper, check] of cases) {
+      const service = lyingService(r, tamper);
+      const error = await run(service, r).catch((e: unknown) => e);
+      expect(error, check).toBeInstanceOf(BatchVerificationError);
+      expect((error as BatchVerificationError).issues.map((issue) => issue.check)).toEqual([check]);
+      expect(service.count('POST /bridge/transaction/batch/send')).toBe(0);
+    }
   });
 });
