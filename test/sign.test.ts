@@ -210,6 +210,21 @@ describe('signBridgeBatch signs only what was verified', () => {
     expect(state.signed).toBe(0);
   });
 
+  it('the digest is of the content: the same bundle with its keys in another order is the same', async () => {
+    const construct = validConstruct();
+    const verified = verify(construct);
+    const reordered = Object.fromEntries(Object.entries(structuredClone(construct.bundle)).reverse());
+    reordered.userOp = Object.fromEntries(Object.entries(construct.bundle.userOp).reverse());
+    const again = verify({ ...construct, bundle: reordered as typeof construct.bundle });
+    expect(again.digest).toBe(verified.digest);
+    expect(verify(validConstruct({ authorizationNonce: 4 })).digest).not.toBe(verified.digest);
+    const { signer } = watchedSigner();
+    // Past the digest check, the signer's own key fails recovery: the bundle was accepted.
+    await expect(signBridgeBatch({ verified, bundle: reordered as never, signer })).rejects.toBeInstanceOf(
+      SigningError,
+    );
+  });
+
   it('refuses a raw bundle, a look-alike of a verified batch, and both forms at once', async () => {
     const construct = validConstruct();
     const verified = verify(construct);

@@ -6,7 +6,7 @@ import type { AuthorizationSignature } from '../resources/params.js';
 import type { BridgeBundle } from '../schemas/bridge.js';
 import { ADDRESS_PATTERN, type Address, HASH32_PATTERN, type Hex } from '../schemas/common.js';
 import { sameAddress } from './hex.js';
-import { bundleDigest, verifiedRecord } from './verified.js';
+import { bundleText, sameBundle, textDigest, verifiedRecord } from './verified.js';
 import type { VerifiedBridgeBatch } from './verify.js';
 import { loadViem, loadViemUtils } from './viem.js';
 
@@ -141,7 +141,7 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
     ]);
   }
   if (input.record) {
-    const { digest, original, wallet } = input.record;
+    const { text, original, wallet } = input.record;
     if (typeof input.address === 'string' && !sameAddress(input.address, wallet)) {
       throw new ArgumentError('signBridgeBatch', [
         { path: 'signer.address', message: `is not the wallet the batch was verified for (${wallet})` },
@@ -150,14 +150,14 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
     const changed: [string, unknown][] = [['the bundle verified', original]];
     if (input.bundle !== undefined) changed.push(['the bundle given', input.bundle]);
     for (const [name, bundle] of changed) {
-      const now = bundleDigest(bundle);
-      if (now !== digest) {
+      const now = bundleText(bundle);
+      if (now === undefined || !sameBundle(now, text)) {
         throw new BatchVerificationError([
           {
             check: 'bundle.changed',
             message: `${name} is not the bundle verifyBridgeBatch checked: it changed since`,
-            expected: digest,
-            actual: now ?? 'unreadable',
+            expected: textDigest(text),
+            actual: now === undefined ? 'unreadable' : textDigest(now),
           },
         ]);
       }

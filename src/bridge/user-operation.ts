@@ -192,7 +192,14 @@ const DOMAIN_PREFIX =
  */
 export function userOperationHash(
   op: PackedUserOperation,
-  context: { entryPoint: string; chainId: number; version: EntryPointVersion; delegate: string },
+  context: {
+    entryPoint: string;
+    chainId: number;
+    version: EntryPointVersion;
+    delegate: string;
+    /** keccak256 of `op.callData`, when the caller has it already: the largest field, hashed once. */
+    callDataHash?: string;
+  },
 ): Hex {
   const initCodeHash =
     context.version === '0.8' && EIP7702_MARKER.test(op.initCode.slice(0, 40))
@@ -202,7 +209,7 @@ export function userOperationHash(
     addressWord(op.sender) +
     uintWord(op.nonce) +
     initCodeHash +
-    keccak256Hex(op.callData) +
+    (context.callDataHash ?? keccak256Hex(op.callData)) +
     op.accountGasLimits +
     uintWord(op.preVerificationGas) +
     op.gasFees +

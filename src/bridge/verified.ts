@@ -1,13 +1,15 @@
 import type { BundleAuthorization } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
-import { keccak256Text } from './keccak.js';
+import { encodeExecuteBatch, isHex, quantity } from './hex.js';
+import { keccak256Hex, keccak256Text } from './keccak.js';
 
 /**
  * What `signBridgeBatch` needs of a verified batch, kept where the caller cannot reach it: the
  * public object is frozen, but a look-alike object built by hand must not sign anything.
  */
 export interface VerifiedRecord {
-  digest: Hex;
+  /** The text of the bundle verified (see `bundleText`). */
+  text: string;
   /** The wallet verified as sender, depositor and recipient: the only address that may sign. */
   wallet: string;
   userOpHash: Hex;
@@ -32,35 +34,61 @@ export function verifiedRecord(batch: unknown): VerifiedRecord | undefined {
   return typeof batch === 'object' && batch !== null ? registry.get(batch) : undefined;
 }
 
-/** Nesting deeper than any bundle has: a cyclic or absurdly deep value digests to a marker, never a throw. */
-const MAX_DEPTH = 16;
-
-/** JSON with sorted keys, so that two bundles with the same content have the same text. */
-function canonical(value: unknown, depth: number): string {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return JSON.stringify(value);
-  if (typeof value === 'number') return Number.isFinite(value) ? JSON.stringify(value) : `"#${value}"`;
-  if (typeof value === 'bigint') return `"#${value}n"`;
-  if (typeof value !== 'object') return `"#${typeof value}"`;
-  if (depth > MAX_DEPTH) return '"#deep"';
-  if (Array.isArray(value)) return `[${value.map((item) => canonical(item, depth + 1)).join(',')}]`;
+/** JSON with sorted keys, of a value that came out of `JSON.parse`. */
+function canonical(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   const keys = Object.keys(value).sort();
-  let text = '{';
-  for (const key of keys) {
-    const item = (value as Record<string, unknown>)[key];
-    if (item === undefined) continue;
-    text += `${text.length > 1 ? ',' : ''}${JSON.stringify(key)}:${canonical(item, depth + 1)}`;
-  }
-  return `${text}}`;
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`).join(',')}}`;
 }
 
 /**
- * keccak256 of the bundle's canonical JSON: everything in it, the calls, the user operation and
- * the authorization included. Undefined when reading the bundle throws (a hostile getter).
+ * The bundle as JSON text, with the calls and the call data each standing as the hash of their
+ * `executeBatch` encoding (the largest part, hashed once). `callDataHash` is for the verifier,
+ * which has proven the calls encode to the call data and has hashed it already. Key order is the
+ * object's own: compare two texts with `sameBundle`. Undefined when the bundle cannot be read as
+ * JSON (a hostile getter, broken calls, a bigint).
  */
-export function bundleDigest(bundle: unknown): Hex | undefined {
+export function bundleText(bundle: unknown, callDataHash?: string): string | undefined {
   try {
-    return `0x${keccak256Text(canonical(bundle, 0))}`;
+    const { calls, userOp, ...rest } = bundle as Record<string, unknown>;
+    const { callData, ...op } = userOp as Record<string, unknown>;
+    let callsHash = callDataHash;
+    let dataHash = callDataHash;
+    if (callDataHash === undefined) {
+      if (!Array.isArray(calls) || !isHex(callData) || callData.length % 2 !== 0) return undefined;
+      const read = calls.map((call: Record<string, unknown>) => {
+        const value = quantity(call.value);
+        const { target, data } = call;
+        if (value === undefined || !isHex(target) || target.length !== 42 || !isHex(data) || data.length % 2)
+          throw new TypeError('not a call');
+        return { target, value, data };
+      });
+      callsHash = keccak256Hex(encodeExecuteBatch(read).slice(2));
+      dataHash = keccak256Hex(callData.slice(2).toLowerCase());
+    }
+    return JSON.stringify({ ...rest, userOp: op, '#calls': callsHash, '#callData': dataHash });
   } catch {
     return undefined;
   }
+}
+
+/** The same bundle content, whatever the order of keys in the two texts. */
+export function sameBundle(a: string, b: string): boolean {
+  try {
+    return a === b || canonical(JSON.parse(a)) === canonical(JSON.parse(b));
+  } catch {
+    return false; // nested past the stack: not a bundle anyone verified
+  }
+}
+
+/** keccak256 of a bundle text's canonical (sorted-key) form: the same for the same content. */
+export function textDigest(text: string): Hex {
+  let sorted: string;
+  try {
+    sorted = canonical(JSON.parse(text));
+  } catch {
+    sorted = text; // nested past the stack: the text as it is still names this bundle
+  }
+  return `0x${keccak256Text(sorted)}`;
 }

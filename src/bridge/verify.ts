@@ -21,6 +21,7 @@ import {
   wordAddress,
   wordUint,
 } from './hex.js';
+import { keccak256Hex } from './keccak.js';
 import { bridgeIndex, type KnownToken, type TokenIndex, tokenIndex } from './tables.js';
 import {
   entryPointVersion,
@@ -29,7 +30,7 @@ import {
   packUserOperation,
   userOperationHash,
 } from './user-operation.js';
-import { bundleDigest, registerVerified } from './verified.js';
+import { bundleText, registerVerified, textDigest } from './verified.js';
 
 /** What `verifyBridgeBatch` checks: the batch, against the route and the wallet and amount you meant. */
 export interface VerifyBridgeBatchParams {
@@ -601,6 +602,7 @@ export function verifyBridgeBatch(
   }
   const packed = packUserOperation(bundle.userOp, canonical ? callData : undefined);
   let paymaster: Address | null = null;
+  let callDataHash: string | undefined;
   if ('problems' in packed) {
     for (const problem of packed.problems) fail('userOp.fields', problem);
   } else {
@@ -627,12 +629,14 @@ export function verifyBridgeBatch(
       );
     }
     checkGas(fail, packed.op.gas);
+    callDataHash = keccak256Hex(packed.op.callData);
     if (version) {
       const hash = userOperationHash(packed.op, {
         entryPoint: bundle.entryPoint,
         chainId: bundle.chainId,
         version,
         delegate: bundle.delegate,
+        callDataHash,
       });
       if (hash.toLowerCase() !== bundle.userOpHash.toLowerCase()) {
         fail('userOp.hash', 'userOpHash is not the hash of this operation', hash, bundle.userOpHash);
@@ -701,9 +705,10 @@ export function verifyBridgeBatch(
     });
   }
 
-  const digest = issues.length === 0 ? bundleDigest(bundle) : undefined;
-  if (issues.length === 0 && !digest) fail('shape.construct', 'the bundle cannot be read as JSON');
-  if (issues.length > 0 || !deposit || !version || !digest) {
+  // Without issues the calls are proven to encode to the call data, whose hash is known.
+  const text = issues.length === 0 && callDataHash ? bundleText(bundle, callDataHash) : undefined;
+  if (issues.length === 0 && text === undefined) fail('shape.construct', 'the bundle cannot be read as JSON');
+  if (issues.length > 0 || !deposit || !version || text === undefined) {
     if (issues.length === 0) fail('calls.count', 'the batch has no deposit');
     throw new BatchVerificationError(issues);
   }
@@ -726,6 +731,8 @@ export function verifyBridgeBatch(
     });
   const totalDebitRaw = amountInRaw + gasFeeRaw;
   const authorization = bundle.authorization ? Object.freeze({ ...bundle.authorization }) : null;
+  // The text is taken now; its hash only when asked for (most callers sign and never read it).
+  let digest: Hex | undefined;
   const verified: VerifiedBridgeBatch = Object.freeze({
     wallet: wallet as Address,
     routeId: route.routeId,
@@ -757,11 +764,14 @@ export function verifyBridgeBatch(
     needsAuthorization: authorization !== null,
     paymaster,
     userOpHash: bundle.userOpHash,
-    digest,
+    get digest(): Hex {
+      digest ??= textDigest(text);
+      return digest;
+    },
     authorization,
   });
   registerVerified(verified, {
-    digest,
+    text,
     wallet,
     userOpHash: bundle.userOpHash,
     authorization,
