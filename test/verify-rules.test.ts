@@ -493,3 +493,41 @@ describe('bridge.execute against a service that lies', () => {
     }
   });
 });
+
+describe('every new issue names what was expected and what came', () => {
+  it('with expected and actual values', () => {
+    const zero = forge((c) => (c.bundle.userOp.paymaster = ZERO_ADDRESS));
+    const devnet = route({ from: { ...route().from, chainId: 31337 } });
+    const forged: [BridgeConstructResult, BridgeRoute?][] = [
+      [forge((c) => (c.bundle.userOp.factory = ATTACKER))],
+      [zero],
+      [batchFor(route(), {}, { paymaster: null })],
+      [forge((c) => (c.bundle.userOp.maxFeePerGas = '0xffffffffffffff'))],
+      [
+        batchFor(route({ targets: { ...route().targets, bridge: ATTACKER } })),
+        route({ targets: { ...route().targets, bridge: ATTACKER } }),
+      ],
+      [batchFor(devnet), devnet],
+      [batchFor(route(), { amountOutRaw: 1n })],
+      [batchFor(route(), { gasFeeRaw: 30_000_000n, providerFeeRaw: 7_000_000n })],
+      [batchFor(route(), {}, { fillDeadline: NOW / 1000 + 1 })],
+      [
+        batchFor(route({ to: { ...route().to, decimals: 6 } })),
+        route({ to: { ...route().to, decimals: 6 } }),
+      ],
+    ];
+    for (const [construct, r] of forged) {
+      let error: unknown;
+      try {
+        verifyBridgeBatch({ route: r ?? route(), construct, wallet: USER, now: NOW }, { maxFeeBps: 10 });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(BatchVerificationError);
+      for (const issue of (error as BatchVerificationError).issues) {
+        expect(issue.expected, issue.check).toBeDefined();
+        expect(issue.actual, issue.check).toBeDefined();
+      }
+    }
+  });
+});

@@ -418,7 +418,7 @@ export function verifyBridgeBatch(
     fail(
       'route.bridge',
       `no Across SpokePool is known for chain ${route.from.chainId}: name it in the bridges option`,
-      undefined,
+      `a SpokePool of chain ${route.from.chainId}`,
       targets.bridge,
     );
   } else if (!spokePools.includes(targets.bridge.toLowerCase())) {
@@ -621,11 +621,14 @@ export function verifyBridgeBatch(
     }
     paymaster = packed.op.paymaster ?? null;
     if (options.requirePaymaster && !paymaster) {
+      const zero = packed.op.paymasterAndData !== '';
       fail(
         'userOp.paymaster',
-        packed.op.paymasterAndData
+        zero
           ? 'the paymaster is the zero address, which the EntryPoint reads as none: the wallet would pay gas in native token'
           : 'the operation is not sponsored: the wallet would pay gas in native token',
+        'a paymaster',
+        zero ? `0x${'0'.repeat(40)}` : 'none',
       );
     }
     checkGas(fail, packed.op.gas);
