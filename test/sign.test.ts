@@ -200,6 +200,21 @@ describe('signBridgeBatch signs only what was verified', () => {
     }
   });
 
+  it("reads the construct's bundle once: the bundle kept for signing is the one verified", () => {
+    const construct = validConstruct();
+    let reads = 0;
+    const tricky = {
+      ...construct,
+      get bundle() {
+        reads++;
+        return reads === 1 ? construct.bundle : validConstruct({ authorizationNonce: 9 }).bundle;
+      },
+    };
+    const verified = verify(tricky as typeof construct);
+    expect(reads).toBe(1);
+    expect(verified.authorization?.nonce).toBe(3);
+  });
+
   it('refuses a bundle given beside the verified batch that is not the one verified', async () => {
     const verified = verify();
     const { signer, state } = watchedSigner();

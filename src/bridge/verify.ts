@@ -341,15 +341,20 @@ export function verifyBridgeBatch(
 ): VerifiedBridgeBatch {
   // Everything is read once, here: a getter cannot answer one way to a check and another way later.
   const schemas = bridgeSchemas(false);
-  const input = readArgs('verifyBridgeBatch', () => ({
-    wallet: params?.wallet,
-    nowMs: toMs(params?.now),
-    amount: params?.amount,
-    routeParsed: schemas.route.safeParse(params?.route),
-    original: params?.construct?.bundle,
-    constructParsed: schemas.constructResult.safeParse(params?.construct),
-    options: readVerifyOptions(verifyOptions),
-  }));
+  const input = readArgs('verifyBridgeBatch', () => {
+    // One read of the construct's fields: the bundle kept to compare at signing is the one parsed.
+    const raw: unknown = params?.construct;
+    const construct = typeof raw === 'object' && raw !== null ? { ...raw } : raw;
+    return {
+      wallet: params?.wallet,
+      nowMs: toMs(params?.now),
+      amount: params?.amount,
+      routeParsed: schemas.route.safeParse(params?.route),
+      original: (construct as { bundle?: unknown } | undefined)?.bundle,
+      constructParsed: schemas.constructResult.safeParse(construct),
+      options: readVerifyOptions(verifyOptions),
+    };
+  });
   const { wallet, nowMs, routeParsed, constructParsed, options } = input;
   if (typeof wallet !== 'string' || !ADDRESS_PATTERN.test(wallet)) {
     throw new ArgumentError('verifyBridgeBatch', [
