@@ -531,3 +531,11 @@ describe('every new issue names what was expected and what came', () => {
     }
   });
 });
+
+describe('hostile decimals', () => {
+  it('refuses decimals no uint256 can hold, quickly and as an issue', () => {
+    const huge = route({ to: { ...route().to, decimals: 1_000_000_000 } });
+    const construct = validConstruct();
+    expect(issuesOf(construct, { route: huge })).toContain('route.tokenDecimals');
+  });
+});

@@ -178,6 +178,7 @@ export const GAS_CEILINGS = Object.freeze({
 const FILL_MARGIN_SEC = 600n;
 /** Limits move with relayer liquidity after the route was read: this much room either way. */
 const LIMITS_ROOM_DIVISOR = 4n;
+const MAX_DECIMALS = 77;
 /** Across reads exclusivity parameters up to this as an offset from the deposit time. */
 const MAX_EXCLUSIVITY_PERIOD_SEC = 31_536_000n;
 
@@ -463,9 +464,22 @@ export function verifyBridgeBatch(
       quote.gasFeeToken,
     );
   }
+  // A uint256 holds 77 decimal digits; more decimals is no token, and 10^decimals would be a
+  // number large enough to stall the verifier.
+  const sane = route.from.decimals <= MAX_DECIMALS && route.to.decimals <= MAX_DECIMALS;
+  if (!sane) {
+    fail(
+      'route.tokenDecimals',
+      'a token of the route has more decimals than a uint256 has digits',
+      `at most ${MAX_DECIMALS}`,
+      Math.max(route.from.decimals, route.to.decimals),
+    );
+  }
   // The provider fee is taken out of the amount: what arrives is the rest, in the destination's
   // decimals, rounded down. A relayer may round by one base unit; it may not keep more.
-  if (providerFeeRaw >= amountInRaw) {
+  if (!sane) {
+    // Nothing to convert with.
+  } else if (providerFeeRaw >= amountInRaw) {
     fail(
       'quote.arithmetic',
       'the provider fee is not below the amount',
