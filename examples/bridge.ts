@@ -67,7 +67,7 @@ try {
   );
 
   say('\n5. Verify before signing');
-  const summary = await verifyBridgeBatch({ route, construct: built, wallet: signer.address, amount });
+  const summary = verifyBridgeBatch({ route, construct: built, wallet: signer.address, amount });
   say(
     `  wallet ${summary.wallet} spends ${summary.totalDebit.amount} ${summary.source.symbol} on ${summary.source.chain}`,
   );
@@ -85,7 +85,8 @@ try {
   );
 
   say('\n6. Sign');
-  const signed = await signBridgeBatch({ bundle: built.bundle, signer });
+  // Only what was verified can be signed; a bundle changed since would be refused.
+  const signed = await signBridgeBatch({ verified: summary, signer });
   say(`  user operation: ${signed.signature.slice(0, 18)}… (${(signed.signature.length - 2) / 2} bytes)`);
   say(
     signed.authorization

@@ -14,7 +14,7 @@ import { connect, say } from './setup.js';
 
 const { client, userId, signer, sim, close } = await connect();
 
-async function show(title: string, advice: string, run: () => Promise<unknown>): Promise<void> {
+async function show(title: string, advice: string, run: () => unknown): Promise<void> {
   try {
     await run();
     say(`${title}: no error`);

@@ -20,9 +20,11 @@ export {
   type SignedBridgeBatch,
   signBridgeBatch,
 } from './bridge/sign.js';
+export { ACROSS_SPOKE_POOLS, type KnownToken, WELL_KNOWN_TOKENS } from './bridge/tables.js';
 export {
   type BridgeBatchSummary,
   type SummarySide,
+  type VerifiedBridgeBatch,
   type VerifyBridgeBatchOptions,
   type VerifyBridgeBatchParams,
   verifyBridgeBatch,

@@ -77,7 +77,7 @@ describe('the SDK against the simulator', () => {
     const signer = privateKeyToAccount(sim.demo.wallet.privateKey);
     const first = await client.bridge.construct({ userId: sim.demo.userId, routeId: ROUTE, amount: '5' });
     expect(first.bundle.authorization).toMatchObject({ chainId: 8453, nonce: 0 });
-    const signed = await signBridgeBatch({ bundle: first.bundle, signer });
+    const signed = await signBridgeBatch({ unverifiedBundle: first.bundle, signer });
     await client.bridge.send({ userId: sim.demo.userId, intentId: first.intentId, ...signed });
     const second = await client.bridge.construct({ userId: sim.demo.userId, routeId: ROUTE, amount: '5' });
     expect(second.bundle.authorization).toBeNull();
@@ -90,12 +90,12 @@ describe('the SDK against the simulator', () => {
     const client = clientFor(sim);
     const built = await client.bridge.construct({ userId: sim.demo.userId, routeId: ROUTE, amount: '5' });
     const stranger = privateKeyToAccount(`0x${'42'.repeat(32)}`);
-    const forged = await signBridgeBatch({ bundle: built.bundle, signer: stranger });
+    const forged = await signBridgeBatch({ unverifiedBundle: built.bundle, signer: stranger });
     await expect(
       client.bridge.send({ userId: sim.demo.userId, intentId: built.intentId, ...forged }),
     ).rejects.toBeInstanceOf(ValidationFailedError);
     const signed = await signBridgeBatch({
-      bundle: built.bundle,
+      unverifiedBundle: built.bundle,
       signer: privateKeyToAccount(sim.demo.wallet.privateKey),
     });
     const sent = await client.bridge.send({ userId: sim.demo.userId, intentId: built.intentId, ...signed });

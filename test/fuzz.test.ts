@@ -275,23 +275,35 @@ describe('fuzz: any input to any public method', () => {
       fc.asyncProperty(any, any, any, async (...drawn) => {
         const [a, b, c] = drawn.map(materialize);
         const outcomes = await Promise.all([
-          verifyBridgeBatch({ route: a, construct: b, wallet: c } as never).catch((e: unknown) => e),
-          verifyBridgeBatch({
-            route: route(),
-            construct: { ...validConstruct(), quote: a },
-            wallet: account.address,
-          } as never).catch((e: unknown) => e),
+          Promise.resolve()
+            .then(() => verifyBridgeBatch({ route: a, construct: b, wallet: c } as never))
+            .catch((e: unknown) => e),
+          Promise.resolve()
+            .then(() =>
+              verifyBridgeBatch({
+                route: route(),
+                construct: { ...validConstruct(), quote: a },
+                wallet: account.address,
+              } as never),
+            )
+            .catch((e: unknown) => e),
           signBridgeBatch({ bundle: a, signer: b } as never).catch((e: unknown) => e),
+          signBridgeBatch({ verified: a, signer: b } as never).catch((e: unknown) => e),
+          signBridgeBatch({ unverifiedBundle: a, signer: b } as never).catch((e: unknown) => e),
           Promise.resolve()
             .then(() => toRawAmount(a as never, b as never))
             .catch((e: unknown) => e),
           Promise.resolve()
             .then(() => fromRawAmount(a as never, c as never))
             .catch((e: unknown) => e),
-          verifyBridgeBatch(
-            { route: route(), construct: validConstruct(), wallet: account.address },
-            a as never,
-          ).catch((e: unknown) => e),
+          Promise.resolve()
+            .then(() =>
+              verifyBridgeBatch(
+                { route: route(), construct: validConstruct(), wallet: account.address },
+                a as never,
+              ),
+            )
+            .catch((e: unknown) => e),
           Promise.resolve()
             .then(() => createCallbackRouter(a as never))
             .catch((e: unknown) => e),

@@ -67,7 +67,7 @@ describe('import cost', () => {
   it('signing loads viem on first use', () => {
     const loaded = packagesLoadedBy(`
       const sdk = await import('./src/index.ts');
-      await sdk.signBridgeBatch({ bundle: { userOpHash: '0x' + '11'.repeat(32), authorization: null }, signer: { address: '0x' + '11'.repeat(20), signMessage: async () => '0x' } }).catch(() => {});
+      await sdk.signBridgeBatch({ unverifiedBundle: { userOpHash: '0x' + '11'.repeat(32), authorization: null }, signer: { address: '0x' + '11'.repeat(20), signMessage: async () => '0x' } }).catch(() => {});
     `);
     expect(loaded.some((name) => name.startsWith('viem'))).toBe(true);
   });

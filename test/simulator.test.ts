@@ -255,7 +255,7 @@ describe('simulator: bridge', () => {
         })
       ).body.data;
     const first = await build();
-    const signed = await signBridgeBatch({ bundle: first.bundle, signer });
+    const signed = await signBridgeBatch({ unverifiedBundle: first.bundle, signer });
     const send = (intentId: string, extra: object = signed) =>
       call(sim, 'POST', '/bridge/transaction/batch/send', accessToken, {
         userId: sim.demo.userId,
@@ -267,7 +267,7 @@ describe('simulator: bridge', () => {
     expect((await send(first.intentId)).body.code).toBe('INTENT_NOT_FOUND');
     const late = await build();
     sim.advanceClock(121_000);
-    const lateSigned = await signBridgeBatch({ bundle: late.bundle, signer });
+    const lateSigned = await signBridgeBatch({ unverifiedBundle: late.bundle, signer });
     expect((await send(late.intentId, lateSigned)).body.code).toBe('INTENT_NOT_FOUND');
     expect(sim.transfer(late.transferId).status).toBe('expired');
   });

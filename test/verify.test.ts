@@ -1,3 +1,4 @@
+import { decodeFunctionData, parseAbi } from 'viem';
 import { describe, expect, it } from 'vitest';
 import {
   ArgumentError,
@@ -15,6 +16,7 @@ import {
   addressWord,
   forge,
   forgeWord,
+  issuesOf,
   NOW,
   setWord,
   USER,
@@ -22,38 +24,10 @@ import {
 } from './helpers/batches.js';
 import { quote, route } from './helpers/fixtures.js';
 
-async function issuesOf(
-  construct: BridgeConstructResult,
-  extra: {
-    route?: BridgeRoute;
-    amount?: string;
-    now?: number;
-    options?: VerifyBridgeBatchOptions;
-    wallet?: string;
-  } = {},
-): Promise<string[]> {
-  try {
-    await verifyBridgeBatch(
-      {
-        route: extra.route ?? route(),
-        construct,
-        wallet: extra.wallet ?? USER,
-        amount: extra.amount ?? '25.5',
-        now: extra.now ?? NOW,
-      },
-      extra.options,
-    );
-  } catch (error) {
-    expect(error).toBeInstanceOf(BatchVerificationError);
-    return (error as BatchVerificationError).issues.map((issue) => issue.check);
-  }
-  return [];
-}
-
 describe('verifyBridgeBatch accepts what is asked for', () => {
-  it('a batch built as the service builds it, with a summary', async () => {
+  it('a batch built as the service builds it, with a summary', () => {
     const construct = validConstruct();
-    const summary = await verifyBridgeBatch({
+    const summary = verifyBridgeBatch({
       route: route(),
       construct,
       wallet: USER,
@@ -79,21 +53,34 @@ describe('verifyBridgeBatch accepts what is asked for', () => {
     expect(summary.depositFunction).toBe('deposit');
     expect(summary.fillDeadline.getTime()).toBe(NOW + 3 * 3600 * 1000);
     expect(summary.userOpHash).toBe(construct.bundle.userOpHash);
+    expect(summary.feeBps).toBe(67); // (0.05 + 0.12) / 25.5 = 66.7 bps, rounded up
+    expect(summary.source.known).toBe(true);
+    expect(summary.destination.known).toBe(true);
+    expect(summary.digest).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(Object.isFrozen(summary)).toBe(true);
+    expect(Object.isFrozen(summary.source)).toBe(true);
   });
 
-  it('with the wallet address in any case, and without an amount (maxAmount)', async () => {
-    await expect(
+  it('with the wallet address in any case, and without an amount (maxAmount)', () => {
+    expect(
       verifyBridgeBatch({
         route: route(),
         construct: validConstruct(),
         wallet: USER.toLowerCase(),
         now: NOW,
-      }),
-    ).resolves.toBeDefined();
+      }).source.amount,
+    ).toBe('25.5');
   });
 
-  it('an already delegated wallet (no authorization)', async () => {
-    const summary = await verifyBridgeBatch({
+  it('is synchronous, and an await in front of it still works', async () => {
+    const params = { route: route(), construct: validConstruct(), wallet: USER, amount: '25.5', now: NOW };
+    const summary = verifyBridgeBatch(params);
+    expect(summary).not.toBeInstanceOf(Promise);
+    expect((await verifyBridgeBatch(params)).digest).toBe(summary.digest);
+  });
+
+  it('an already delegated wallet (no authorization)', () => {
+    const summary = verifyBridgeBatch({
       route: route(),
       construct: validConstruct({ authorizationNonce: null }),
       wallet: USER,
@@ -102,7 +89,7 @@ describe('verifyBridgeBatch accepts what is asked for', () => {
     expect(summary.needsAuthorization).toBe(false);
   });
 
-  it('no fee transfer when no gas fee is charged', async () => {
+  it('no fee transfer when no gas fee is charged', () => {
     const r = route();
     const q = quote({ gasFee: '0', gasFeeRaw: '0' });
     const bundle = buildBridgeBundle({
@@ -116,17 +103,17 @@ describe('verifyBridgeBatch accepts what is asked for', () => {
       authorizationNonce: 0,
     });
     expect(bundle.calls).toHaveLength(2);
-    await expect(
+    expect(
       verifyBridgeBatch({
         route: r,
         construct: { transferId: 't', intentId: 'i', bundle, quote: q },
         wallet: USER,
         now: NOW,
-      }),
-    ).resolves.toBeDefined();
+      }).gasFee.amountRaw,
+    ).toBe(0n);
   });
 
-  it('EntryPoint v0.8 (EIP-712 hash), the v1.1.0 delegate and depositV3', async () => {
+  it('EntryPoint v0.8 (EIP-712 hash), the v1.1.0 delegate and depositV3', () => {
     const r = route();
     const q = quote();
     const bundle = buildBridgeBundle({
@@ -144,7 +131,7 @@ describe('verifyBridgeBatch accepts what is asked for', () => {
       exclusiveRelayer: '0xcad97616f91872c02ba3553db315db4015cbe850',
       exclusivityParameter: 5,
     });
-    const summary = await verifyBridgeBatch({
+    const summary = verifyBridgeBatch({
       route: r,
       construct: { transferId: 't', intentId: 'i', bundle, quote: q },
       wallet: USER,
@@ -155,7 +142,7 @@ describe('verifyBridgeBatch accepts what is asked for', () => {
     expect(summary.exclusiveRelayer?.toLowerCase()).toBe('0xcad97616f91872c02ba3553db315db4015cbe850');
   });
 
-  it('the real Across calldata vectors (TV-1 with an integrator tag, TV-2 canonical)', async () => {
+  it('the real Across calldata vectors (TV-1 with an integrator tag, TV-2 canonical)', () => {
     const tv1 =
       '0x7b9392320000000000000000000000006969174fd72466430a46e18234d0b530c9fd5f490000000000000000000000006969174fd72466430a46e18234d0b530c9fd5f490000000000000000000000003c499c542cef5e3811e1192ce70d8cc03d5c3359000000000000000000000000af88d065e77c8cc2239327c5edb3a432268e5831000000000000000000000000000000000000000000000000000000000001fe20000000000000000000000000000000000000000000000000000000000001a47f000000000000000000000000000000000000000000000000000000000000a4b100000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000066704d77000000000000000000000000000000000000000000000000000000006670a23a0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000018000000000000000000000000000000000000000000000000000000000000000001dc0de0000';
     const tv2 =
@@ -192,6 +179,9 @@ describe('verifyBridgeBatch accepts what is asked for', () => {
       amountInRaw: '130592',
       amountOut: '0.107647',
       amountOutRaw: '107647',
+      // Across kept 17.6 % of this small deposit: the provider fee is the difference.
+      providerFee: '0.022945',
+      providerFeeRaw: '22945',
       gasFee: '0',
       gasFeeRaw: '0',
       expiresAt: '2024-06-17T15:00:00.000Z',
@@ -215,23 +205,49 @@ describe('verifyBridgeBatch accepts what is asked for', () => {
         options,
       );
 
-    const tagged = await verify(withDeposit(tv1), { allowIntegratorSuffix: true });
+    // Accepted by default: every tagged production deposit carries the tag.
+    const tagged = verify(withDeposit(tv1));
     expect(tagged.integratorSuffix).toBe('0x1dc0de0000');
     expect(tagged.depositFunction).toBe('depositV3');
     expect(tagged.fillDeadline.getTime()).toBe(1718657594 * 1000);
     expect(tagged.quoteTimestamp.getTime()).toBe(1718635895 * 1000);
-    await expect(verify(withDeposit(tv1))).rejects.toMatchObject({
-      issues: [expect.objectContaining({ check: 'deposit.encoding' })],
-    });
-    const canonical = await verify(withDeposit(tv2));
+    expect(tagged.feeBps).toBe(1757);
+    expect(() => verify(withDeposit(tv1), { allowIntegratorSuffix: false })).toThrow(
+      expect.objectContaining({ issues: [expect.objectContaining({ check: 'deposit.encoding' })] }),
+    );
+    const canonical = verify(withDeposit(tv2));
     expect(canonical.depositFunction).toBe('deposit');
     expect(canonical.integratorSuffix).toBeNull();
-    // The other known suffix, the Swap API marker, is not an integrator tag.
-    await expect(verify(withDeposit(`${tv2}73c0de`), { allowIntegratorSuffix: true })).rejects.toBeInstanceOf(
-      BatchVerificationError,
+    // The tag is safe: the SpokePool decodes exactly the same deposit with it as without it.
+    const abi = parseAbi([
+      'function depositV3(address depositor, address recipient, address inputToken, address outputToken, uint256 inputAmount, uint256 outputAmount, uint256 destinationChainId, address exclusiveRelayer, uint32 quoteTimestamp, uint32 fillDeadline, uint32 exclusivityDeadline, bytes message)',
+    ]);
+    expect(decodeFunctionData({ abi, data: tv1 as `0x${string}` }).args).toEqual(
+      decodeFunctionData({ abi, data: `0x7b939232${tv2.slice(10)}` as `0x${string}` }).args,
     );
+    // Any other trailing bytes stay an issue: the Swap API marker, a longer tag, a bare marker.
+    for (const tail of ['73c0de', '1dc0de000000', '1dc0de', '00']) {
+      expect(
+        issuesOfCall(() => verify(withDeposit(`${tv2}${tail}`))),
+        tail,
+      ).toContain('deposit.encoding');
+    }
   });
 });
+
+function caught(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+function issuesOfCall(run: () => unknown): string[] {
+  const error = caught(run);
+  return error instanceof BatchVerificationError ? error.issues.map((issue) => issue.check) : [];
+}
 
 type Case = [check: string, make: () => BridgeConstructResult, extra?: Parameters<typeof issuesOf>[1]];
 
@@ -332,7 +348,12 @@ const cases: Case[] = [
   ['approve.amount', () => forgeWord(0, 1, 'f'.repeat(64))],
   ['deposit.target', () => forge((c) => (deposit(c).target = ATTACKER))],
   ['deposit.selector', () => forge((c) => (deposit(c).data = `0x1186ec33${deposit(c).data.slice(10)}`))],
-  ['deposit.encoding', () => forge((c) => (deposit(c).data = `${deposit(c).data}1dc0de0001`))],
+  ['deposit.encoding', () => forge((c) => (deposit(c).data = `${deposit(c).data}1dc0de000100`))],
+  [
+    'deposit.encoding',
+    () => forge((c) => (deposit(c).data = `${deposit(c).data}1dc0de0001`)),
+    { options: { allowIntegratorSuffix: false } },
+  ],
   ['deposit.encoding', () => forgeWord(1, 0, `01${addressWord(USER).slice(2)}`)],
   ['deposit.encoding', () => forgeWord(1, 9, (2n ** 40n).toString(16))],
   [
@@ -367,18 +388,18 @@ const cases: Case[] = [
 ];
 
 describe('verifyBridgeBatch rejects a forged batch', () => {
-  it.each(cases)('%s', async (check, make, extra) => {
-    const issues = await issuesOf(make(), extra);
+  it.each(cases)('%s', (check, make, extra) => {
+    const issues = issuesOf(make(), extra);
     expect(issues).toContain(check);
   });
 
-  it('rejects a batch for another wallet', async () => {
-    expect(await issuesOf(validConstruct(), { wallet: ATTACKER })).toEqual(
+  it('rejects a batch for another wallet', () => {
+    expect(issuesOf(validConstruct(), { wallet: ATTACKER })).toEqual(
       expect.arrayContaining(['userOp.sender', 'deposit.depositor', 'deposit.recipient']),
     );
   });
 
-  it('accepts a batch without paymaster only when asked to', async () => {
+  it('accepts a batch without paymaster only when asked to', () => {
     const unsponsored = forge((c) => {
       for (const key of [
         'paymaster',
@@ -388,41 +409,45 @@ describe('verifyBridgeBatch rejects a forged batch', () => {
       ])
         delete c.bundle.userOp[key];
     });
-    expect(await issuesOf(unsponsored, { options: { requirePaymaster: false } })).toEqual([]);
+    expect(issuesOf(unsponsored, { options: { requirePaymaster: false } })).toEqual([]);
   });
 
-  it('checks the route the partner read, not one the service echoes', async () => {
+  it('checks the route the partner read, not one the service echoes', () => {
     const reverse = route({ routeId: 'bsc-usdc-to-base-usdc' });
-    expect(await issuesOf(validConstruct(), { route: reverse })).toContain('route.id');
+    expect(issuesOf(validConstruct(), { route: reverse })).toContain('route.id');
   });
 
-  it('names every failure with expected and actual values', async () => {
+  it('names every failure with expected and actual values', () => {
     const construct = forge(
       (c) => (c.bundle.calls[0]!.data = setWord(c.bundle.calls[0]!.data, 1, 'f'.repeat(64))),
     );
-    const error = (await verifyBridgeBatch({
-      route: route(),
-      construct,
-      wallet: USER,
-      amount: '25.5',
-      now: NOW,
-    }).catch((e: unknown) => e)) as BatchVerificationError;
+    const error = caught(() =>
+      verifyBridgeBatch({ route: route(), construct, wallet: USER, amount: '25.5', now: NOW }),
+    ) as BatchVerificationError;
     const issue = error.issues.find((i) => i.check === 'approve.amount')!;
     expect(issue.expected).toBe('25500000');
     expect(issue.actual).toBe((2n ** 256n - 1n).toString());
   });
 
-  it('rejects bad arguments as an ArgumentError', async () => {
-    await expect(
-      verifyBridgeBatch({ route: route(), construct: validConstruct(), wallet: 'me' }),
-    ).rejects.toBeInstanceOf(ArgumentError);
-    await expect(
+  it('rejects bad arguments as an ArgumentError', () => {
+    expect(() => verifyBridgeBatch({ route: route(), construct: validConstruct(), wallet: 'me' })).toThrow(
+      ArgumentError,
+    );
+    expect(() =>
       verifyBridgeBatch({ route: route(), construct: validConstruct(), wallet: USER, amount: '-1' }),
-    ).rejects.toBeInstanceOf(ArgumentError);
-    await expect(verifyBridgeBatch(undefined as never)).rejects.toBeInstanceOf(ArgumentError);
+    ).toThrow(ArgumentError);
+    expect(() => verifyBridgeBatch(undefined as never)).toThrow(ArgumentError);
   });
 
-  it('takes an option of the wrong kind as an ArgumentError, never as a looser check', async () => {
+  it('refuses a numeric now below 1e12 (seconds read as ms would switch the time checks off)', () => {
+    const params = { route: route(), construct: validConstruct(), wallet: USER, amount: '25.5' };
+    for (const now of [NOW / 1000, 0, new Date(NOW / 1000)]) {
+      expect(() => verifyBridgeBatch({ ...params, now }), String(now)).toThrow(ArgumentError);
+    }
+    expect(verifyBridgeBatch({ ...params, now: new Date(NOW) }).source.amount).toBe('25.5');
+  });
+
+  it('takes an option of the wrong kind as an ArgumentError, never as a looser check', () => {
     const params = { route: route(), construct: validConstruct(), wallet: USER, amount: '25.5', now: NOW };
     const unsponsored = forge((c) => {
       delete c.bundle.userOp.paymaster;
@@ -434,18 +459,28 @@ describe('verifyBridgeBatch rejects a forged batch', () => {
       { delegates: ['not an address'] },
       { expiryMarginMs: -1 },
       { expiryMarginMs: Number.NaN },
+      { maxFeeBps: -1 },
+      { maxFeeBps: 1.5 },
+      { maxFeeBps: '100' },
+      { bridges: ['0x09aea4b2242abC8bb4BB78D537A67a245A7bEC64'] },
+      { bridges: { 8453: 'nope' } },
+      { bridges: { 0: '0x09aea4b2242abC8bb4BB78D537A67a245A7bEC64' } },
+      { bridges: { 8453: [] } },
+      { tokens: {} },
+      { tokens: [{ chainId: 8453, address: USER, symbol: 'X', decimals: -1 }] },
+      { tokens: [{ chainId: '8453', address: USER, symbol: 'X', decimals: 6 }] },
       'strict',
     ]) {
       for (const construct of [params.construct, unsponsored]) {
-        await expect(
-          verifyBridgeBatch({ ...params, construct }, options as never),
+        expect(
+          () => verifyBridgeBatch({ ...params, construct }, options as never),
           JSON.stringify(options),
-        ).rejects.toBeInstanceOf(ArgumentError);
+        ).toThrow(ArgumentError);
       }
     }
   });
 
-  it('reads its input once: a getter cannot pass one check and answer otherwise later', async () => {
+  it('reads its input once: a getter cannot pass one check and answer otherwise later', () => {
     let reads = 0;
     const params = {
       route: route(),
@@ -457,7 +492,7 @@ describe('verifyBridgeBatch rejects a forged batch', () => {
         return reads === 1 ? USER : ATTACKER;
       },
     };
-    await verifyBridgeBatch(params);
+    verifyBridgeBatch(params);
     expect(reads).toBe(1);
   });
 });

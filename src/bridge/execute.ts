@@ -103,7 +103,7 @@ export async function executeBridge(
   const construct = await steps.construct(request, options);
   report({ step: 'constructed', construct });
   const { verifyBridgeBatch } = await import('./verify.js');
-  const summary = await verifyBridgeBatch(
+  const summary = verifyBridgeBatch(
     {
       route,
       construct,
@@ -114,7 +114,7 @@ export async function executeBridge(
   );
   report({ step: 'verified', summary });
   const { signBridgeBatch } = await import('./sign.js');
-  const signed = await signBridgeBatch({ bundle: construct.bundle, signer: signer! });
+  const signed = await signBridgeBatch({ verified: summary, signer: signer! });
   report({ step: 'signed', signed });
   const sent = await steps.send({ userId: args.userId, intentId: construct.intentId, ...signed }, options);
   report({ step: 'submitted', transferId: sent.transferId, userOpHash: sent.userOpHash });

@@ -18,7 +18,14 @@ const BYTE_HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2
 const state = new Int32Array(50);
 const tail = new Uint8Array(RATE);
 /** Node decodes hex natively, several times faster than a loop; other runtimes use the loop. */
-const NativeBuffer = (globalThis as { Buffer?: { from(hex: string, encoding: 'hex'): Uint8Array } }).Buffer;
+const NativeBuffer = (
+  globalThis as {
+    Buffer?: {
+      from(hex: string, encoding: 'hex'): Uint8Array;
+      from(text: string, encoding: 'utf8'): { toString(encoding: 'hex'): string };
+    };
+  }
+).Buffer;
 
 function hexToBytes(hex: string): Uint8Array {
   if (NativeBuffer) return NativeBuffer.from(hex, 'hex');
@@ -137,6 +144,7 @@ export function keccak256HexJs(hex: string): string {
 
 /** keccak256 of a UTF-8 string, as 64 hex characters. */
 export function keccak256Text(text: string): string {
+  if (NativeBuffer) return keccak256Hex(NativeBuffer.from(text, 'utf8').toString('hex'));
   let hex = '';
   for (const byte of new TextEncoder().encode(text)) hex += BYTE_HEX[byte]!;
   return keccak256Hex(hex);

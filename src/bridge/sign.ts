@@ -1,11 +1,13 @@
 import type { Signature } from 'viem';
-import { SigningError } from '../errors/bridge-errors.js';
+import { BatchVerificationError, SigningError } from '../errors/bridge-errors.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import { readArgs } from '../internal/args.js';
 import type { AuthorizationSignature } from '../resources/params.js';
 import type { BridgeBundle } from '../schemas/bridge.js';
 import { ADDRESS_PATTERN, type Address, HASH32_PATTERN, type Hex } from '../schemas/common.js';
 import { sameAddress } from './hex.js';
+import { bundleText, sameBundle, textDigest, verifiedRecord } from './verified.js';
+import type { VerifiedBridgeBatch } from './verify.js';
 import { loadViem, loadViemUtils } from './viem.js';
 
 /**
@@ -29,12 +31,32 @@ export interface BridgeSigner {
   }): Promise<Partial<Signature> & { r: Hex | string; s: Hex | string }>;
 }
 
-/** What `signBridgeBatch` takes. */
-export interface SignBridgeBatchParams {
-  /** The bundle of a construct result, verified first with `verifyBridgeBatch`. */
-  bundle: Pick<BridgeBundle, 'userOpHash' | 'authorization'>;
-  signer: BridgeSigner;
-}
+/**
+ * What `signBridgeBatch` takes: the batch `verifyBridgeBatch` returned, or, only by its explicit
+ * name, a bundle nobody verified.
+ */
+export type SignBridgeBatchParams =
+  | {
+      /** What `verifyBridgeBatch` returned: only the operation and authorization it checked are signed. */
+      verified: VerifiedBridgeBatch;
+      /**
+       * The bundle about to be submitted, when the caller holds it apart: refused unless it is, to
+       * the byte, the bundle that was verified.
+       */
+      bundle?: BridgeBundle | undefined;
+      signer: BridgeSigner;
+      unverifiedBundle?: undefined;
+    }
+  | {
+      /**
+       * The opt-out: signs a bundle that `verifyBridgeBatch` never checked, for a partner that
+       * verifies some other way. Whatever the service put in it is signed.
+       */
+      unverifiedBundle: Pick<BridgeBundle, 'userOpHash' | 'authorization'>;
+      signer: BridgeSigner;
+      verified?: undefined;
+      bundle?: undefined;
+    };
 
 /** What `bridge.send` takes besides `userId` and `intentId`. */
 export interface SignedBridgeBatch {
@@ -69,18 +91,29 @@ function pad32(value: string): Hex {
  * raw 32-byte hash) and, when the wallet is not yet delegated, the EIP-7702 authorization. Both
  * signatures are recovered and checked against `signer.address` before they are returned.
  *
+ * It signs what `verifyBridgeBatch` returned, and refuses it when the bundle verified has changed
+ * since (a `BatchVerificationError` with check `bundle.changed`). A bundle nobody verified is
+ * signed only when passed by the opt-out's name, `unverifiedBundle`.
+ *
  * @example
- * const signed = await signBridgeBatch({ bundle: built.bundle, signer: account });
+ * const verified = verifyBridgeBatch({ route, construct: built, wallet: account.address, amount: '25.5' });
+ * const signed = await signBridgeBatch({ verified, signer: account });
  * await client.bridge.send({ userId, intentId: built.intentId, ...signed });
  */
 export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<SignedBridgeBatch> {
   // Read once: what is signed and what the signatures are checked against cannot change midway.
   const input = readArgs('signBridgeBatch', () => {
-    const bundle = params?.bundle;
+    const verified: unknown = params?.verified;
+    const unverified = params?.unverifiedBundle;
+    const record = verifiedRecord(verified);
     const signer = params?.signer;
-    const authorization = bundle?.authorization ?? null;
+    const authorization = record ? record.authorization : (unverified?.authorization ?? null);
     return {
-      hash: bundle?.userOpHash,
+      verified,
+      record,
+      unverified,
+      bundle: params?.bundle,
+      hash: record ? record.userOpHash : unverified?.userOpHash,
       address: signer?.address,
       signMessage: signer?.signMessage,
       signAuthorization: signer?.signAuthorization,
@@ -91,9 +124,48 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
       signer,
     };
   });
+  if (input.verified !== undefined && input.unverified !== undefined) {
+    throw new ArgumentError('signBridgeBatch', [
+      { path: 'unverifiedBundle', message: 'give either verified or unverifiedBundle, not both' },
+    ]);
+  }
+  if (input.unverified === undefined && !input.record) {
+    throw new ArgumentError('signBridgeBatch', [
+      input.verified === undefined
+        ? {
+            path: 'verified',
+            message:
+              'is required: pass what verifyBridgeBatch returned (to sign a bundle nobody verified, pass it as unverifiedBundle)',
+          }
+        : { path: 'verified', message: 'is not a batch returned by verifyBridgeBatch' },
+    ]);
+  }
+  if (input.record) {
+    const { text, original, wallet } = input.record;
+    if (typeof input.address === 'string' && !sameAddress(input.address, wallet)) {
+      throw new ArgumentError('signBridgeBatch', [
+        { path: 'signer.address', message: `is not the wallet the batch was verified for (${wallet})` },
+      ]);
+    }
+    const changed: [string, unknown][] = [['the bundle verified', original]];
+    if (input.bundle !== undefined) changed.push(['the bundle given', input.bundle]);
+    for (const [name, bundle] of changed) {
+      const now = bundleText(bundle);
+      if (now === undefined || !sameBundle(now, text)) {
+        throw new BatchVerificationError([
+          {
+            check: 'bundle.changed',
+            message: `${name} is not the bundle verifyBridgeBatch checked: it changed since`,
+            expected: textDigest(text),
+            actual: now === undefined ? 'unreadable' : textDigest(now),
+          },
+        ]);
+      }
+    }
+  }
   const problems: { path: string; message: string }[] = [];
   if (typeof input.hash !== 'string' || !HASH32_PATTERN.test(input.hash)) {
-    problems.push({ path: 'bundle.userOpHash', message: 'must be a 32-byte hex hash' });
+    problems.push({ path: 'unverifiedBundle.userOpHash', message: 'must be a 32-byte hex hash' });
   }
   if (typeof input.address !== 'string' || !ADDRESS_PATTERN.test(input.address)) {
     problems.push({ path: 'signer.address', message: 'must be a 20-byte hex address' });
@@ -103,12 +175,15 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
   const authorization = input.authorization;
   if (authorization) {
     if (typeof authorization.address !== 'string' || !ADDRESS_PATTERN.test(authorization.address))
-      problems.push({ path: 'bundle.authorization.address', message: 'must be a 20-byte hex address' });
+      problems.push({ path: 'authorization.address', message: 'must be a 20-byte hex address' });
     for (const field of ['chainId', 'nonce'] as const) {
       const value = authorization[field];
       if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
-        problems.push({ path: `bundle.authorization.${field}`, message: 'must be a non-negative integer' });
+        problems.push({ path: `authorization.${field}`, message: 'must be a non-negative integer' });
     }
+    // An EIP-7702 authorization for chain 0 is valid on every chain: never sign one.
+    if (authorization.chainId === 0)
+      problems.push({ path: 'authorization.chainId', message: 'must not be 0 (valid on every chain)' });
     if (typeof input.signAuthorization !== 'function') {
       problems.push({
         path: 'signer.signAuthorization',

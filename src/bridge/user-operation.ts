@@ -15,9 +15,39 @@ export interface PackedUserOperation {
   /** `uint128(maxPriorityFeePerGas) ‖ uint128(maxFeePerGas)`, 64 hex chars. */
   gasFees: string;
   paymasterAndData: string;
-  /** The paymaster address, when the operation is sponsored. */
+  /**
+   * The paymaster address, when the operation is sponsored. The zero address is none: the
+   * EntryPoint reads it as "no paymaster" and takes the prefund from the wallet.
+   */
   paymaster: Address | undefined;
+  /** The gas limits and fees, unpacked from whichever form the operation came in. */
+  gas: GasFields;
 }
+
+/** Gas limits and fees of a user operation. */
+export interface GasFields {
+  verificationGasLimit: bigint;
+  callGasLimit: bigint;
+  preVerificationGas: bigint;
+  paymasterVerificationGasLimit: bigint;
+  paymasterPostOpGasLimit: bigint;
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+}
+
+/** Fields of the RPC form; in a packed operation they would be a second, conflicting reading. */
+const RPC_ONLY = [
+  'factory',
+  'factoryData',
+  'callGasLimit',
+  'verificationGasLimit',
+  'maxFeePerGas',
+  'maxPriorityFeePerGas',
+  'paymaster',
+  'paymasterVerificationGasLimit',
+  'paymasterPostOpGasLimit',
+  'paymasterData',
+] as const;
 
 export type EntryPointVersion = '0.7' | '0.8';
 
@@ -85,13 +115,17 @@ export function packUserOperation(
   let gasFees: string;
   let paymasterAndData: string;
   if (packed) {
+    const mixed = RPC_ONLY.filter((name) => op[name] !== undefined && op[name] !== null);
+    if (mixed.length > 0) problems.push(`mixes the packed form with RPC fields (${mixed.join(', ')})`);
     initCode = bytes('initCode', false);
     accountGasLimits = word('accountGasLimits');
     gasFees = word('gasFees');
     paymasterAndData = bytes('paymasterAndData', false);
   } else {
     const factory = bytes('factory', true);
-    initCode = factory ? factory + bytes('factoryData', true) : '';
+    const factoryData = bytes('factoryData', true);
+    if (!factory && factoryData) problems.push('factoryData is given without a factory');
+    initCode = factory + factoryData;
     accountGasLimits =
       uint128(num('verificationGasLimit', UINT128_MAX)) + uint128(num('callGasLimit', UINT128_MAX));
     gasFees = uint128(num('maxPriorityFeePerGas', UINT128_MAX)) + uint128(num('maxFeePerGas', UINT128_MAX));
@@ -107,6 +141,9 @@ export function packUserOperation(
   if (paymasterAndData && paymasterAndData.length < 104)
     problems.push('paymasterAndData is shorter than 52 bytes');
   if (problems.length > 0) return { problems };
+  const paymaster = paymasterAndData.slice(0, 40);
+  const half = (word: string, second: boolean) =>
+    BigInt(`0x${word.slice(second ? 32 : 0, second ? 64 : 32)}`);
   return {
     op: {
       sender: sender as Address,
@@ -117,12 +154,29 @@ export function packUserOperation(
       preVerificationGas,
       gasFees,
       paymasterAndData,
-      paymaster: paymasterAndData ? `0x${paymasterAndData.slice(0, 40)}` : undefined,
+      paymaster: paymaster && !/^0+$/.test(paymaster) ? `0x${paymaster}` : undefined,
+      gas: {
+        verificationGasLimit: half(accountGasLimits, false),
+        callGasLimit: half(accountGasLimits, true),
+        preVerificationGas,
+        paymasterVerificationGasLimit: paymasterAndData ? BigInt(`0x${paymasterAndData.slice(40, 72)}`) : 0n,
+        paymasterPostOpGasLimit: paymasterAndData ? BigInt(`0x${paymasterAndData.slice(72, 104)}`) : 0n,
+        maxPriorityFeePerGas: half(gasFees, false),
+        maxFeePerGas: half(gasFees, true),
+      },
     },
   };
 }
 
 const EIP7702_MARKER = /^7702(0{36})?$/;
+
+/**
+ * The bare EIP-7702 marker (short, or padded to 20 bytes) with nothing after it: on EntryPoint
+ * v0.8 it stands for the wallet's delegate in the hash and makes no call.
+ */
+export function isEip7702Marker(initCode: string): boolean {
+  return initCode === '7702' || initCode === `7702${'0'.repeat(36)}`;
+}
 const TYPE_HASH = keccak256Text(
   'PackedUserOperation(address sender,uint256 nonce,bytes initCode,bytes callData,bytes32 accountGasLimits,uint256 preVerificationGas,bytes32 gasFees,bytes paymasterAndData)',
 );
@@ -138,7 +192,14 @@ const DOMAIN_PREFIX =
  */
 export function userOperationHash(
   op: PackedUserOperation,
-  context: { entryPoint: string; chainId: number; version: EntryPointVersion; delegate: string },
+  context: {
+    entryPoint: string;
+    chainId: number;
+    version: EntryPointVersion;
+    delegate: string;
+    /** keccak256 of `op.callData`, when the caller has it already: the largest field, hashed once. */
+    callDataHash?: string;
+  },
 ): Hex {
   const initCodeHash =
     context.version === '0.8' && EIP7702_MARKER.test(op.initCode.slice(0, 40))
@@ -148,7 +209,7 @@ export function userOperationHash(
     addressWord(op.sender) +
     uintWord(op.nonce) +
     initCodeHash +
-    keccak256Hex(op.callData) +
+    (context.callDataHash ?? keccak256Hex(op.callData)) +
     op.accountGasLimits +
     uintWord(op.preVerificationGas) +
     op.gasFees +

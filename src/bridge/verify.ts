@@ -2,7 +2,13 @@ import { BatchVerificationError, type VerificationIssue } from '../errors/bridge
 import { ArgumentError } from '../errors/client-errors.js';
 import { readArgs } from '../internal/args.js';
 import type { AmountInput } from '../resources/params.js';
-import { type BridgeConstructResult, type BridgeRoute, bridgeSchemas } from '../schemas/bridge.js';
+import {
+  type BridgeConstructResult,
+  type BridgeRoute,
+  type BundleAuthorization,
+  bridgeSchemas,
+  type TokenSide,
+} from '../schemas/bridge.js';
 import { ADDRESS_PATTERN, type Address, type Hex } from '../schemas/common.js';
 import { decimalLiteral, fromRawAmount, toRawAmount } from './amounts.js';
 import { DEFAULT_DELEGATES, DEFAULT_ENTRY_POINTS, INTEGRATOR_SUFFIX, SELECTOR } from './constants.js';
@@ -15,7 +21,16 @@ import {
   wordAddress,
   wordUint,
 } from './hex.js';
-import { entryPointVersion, packUserOperation, userOperationHash } from './user-operation.js';
+import { keccak256Hex } from './keccak.js';
+import { bridgeIndex, type KnownToken, type TokenIndex, tokenIndex } from './tables.js';
+import {
+  entryPointVersion,
+  type GasFields,
+  isEip7702Marker,
+  packUserOperation,
+  userOperationHash,
+} from './user-operation.js';
+import { bundleText, registerVerified, textDigest } from './verified.js';
 
 /** What `verifyBridgeBatch` checks: the batch, against the route and the wallet and amount you meant. */
 export interface VerifyBridgeBatchParams {
@@ -27,7 +42,11 @@ export interface VerifyBridgeBatchParams {
   wallet: string;
   /** The amount asked for; omit for a `maxAmount: true` construct. */
   amount?: AmountInput | undefined;
-  /** The current time, for expiry checks. @default new Date() */
+  /**
+   * The current time (a `Date` or milliseconds since 1970), for expiry checks. A number below
+   * 1e12 is refused: it is seconds, and read as milliseconds it would switch every time check off.
+   * @default new Date()
+   */
   now?: Date | number | undefined;
 }
 
@@ -37,7 +56,11 @@ export interface VerifyBridgeBatchOptions {
   entryPoints?: readonly string[];
   /** EIP-7702 delegates the wallet may be (or become) delegated to. @default both published MAv2 7702 delegates */
   delegates?: readonly string[];
-  /** Accept an Across integrator tag (`0x1dc0de` + 2 bytes) after the deposit's arguments. @default false */
+  /**
+   * Accept an Across integrator tag (`0x1dc0de` + 2 bytes) after the deposit's arguments, as real
+   * Across deposits carry it: the SpokePool ignores it. Any other trailing bytes stay an issue.
+   * @default true
+   */
   allowIntegratorSuffix?: boolean;
   /** The quote must stay valid this much longer than `now`, to leave time to sign and submit. @default 15000 */
   expiryMarginMs?: number;
@@ -46,13 +69,40 @@ export interface VerifyBridgeBatchOptions {
    * pays for gas at whatever fee the operation names. @default true
    */
   requirePaymaster?: boolean;
+  /**
+   * Across SpokePools by chain id, for chains the built-in table (`ACROSS_SPOKE_POOLS`) lacks or
+   * where the partner knows better: a chain named here gets exactly these addresses; the others
+   * keep the table's. `targets.bridge` must be a SpokePool of the source chain.
+   * @example { bridges: { 8453: '0x09aea4b2242abC8bb4BB78D537A67a245A7bEC64', 31337: ['0x…'] } }
+   */
+  bridges?: Readonly<Record<number, string | readonly string[]>>;
+  /**
+   * Tokens to add to the well-known table (`WELL_KNOWN_TOKENS`); an entry for an address the
+   * table lists replaces it. A route must agree with the table on a known address's decimals and
+   * on which addresses a well-known symbol may have on its chain.
+   * @example { tokens: [{ chainId: 8453, address: '0x…', symbol: 'EURC', decimals: 6 }] }
+   */
+  tokens?: readonly KnownToken[];
+  /**
+   * The partner's own fee policy: provider fee plus gas fee, in basis points of the amount, above
+   * which the batch is refused. It comes on top of the built-in ceilings (gas fee below the amount,
+   * provider fee below a quarter of it), which hold with or without it.
+   * @example { maxFeeBps: 150 } // refuse anything costing more than 1.5 %
+   */
+  maxFeeBps?: number;
 }
 
 /** One side of a verified bridge: the chain, the token and the amount in its own decimals. */
 export interface SummarySide {
   chain: string;
   chainId: number;
+  /** The well-known table's symbol when it lists the token, otherwise the route's. */
   symbol: string;
+  /**
+   * False when the table (with `tokens`) does not list the token's address on this chain and its
+   * symbol is not a well-known one there: then only the route vouches for it.
+   */
+  known: boolean;
   token: Address;
   decimals: number;
   amount: string;
@@ -73,6 +123,8 @@ export interface BridgeBatchSummary {
   gasFee: { amount: string; amountRaw: bigint; symbol: string; treasury: Address };
   /** Everything the wallet spends of the source token: amount plus gas fee. */
   totalDebit: { amount: string; amountRaw: bigint };
+  /** Provider fee plus gas fee in basis points of the amount, rounded up; `maxFeeBps` bounds it. */
+  feeBps: number;
   bridge: Address;
   depositFunction: 'deposit' | 'depositV3';
   integratorSuffix: Hex | null;
@@ -90,13 +142,65 @@ export interface BridgeBatchSummary {
   userOpHash: Hex;
 }
 
+/**
+ * What `verifyBridgeBatch` returns: the summary, frozen, with what it bound. `signBridgeBatch`
+ * signs only such a batch (or, by name, an unverified bundle), and refuses it when the bundle
+ * verified has changed since.
+ */
+export interface VerifiedBridgeBatch extends Readonly<BridgeBatchSummary> {
+  /** keccak256 of the verified bundle's canonical JSON (calls, user operation, authorization). */
+  readonly digest: Hex;
+  /** The EIP-7702 authorization the signer will sign, as verified; `null` when already delegated. */
+  readonly authorization: Readonly<BundleAuthorization> | null;
+}
+
 const ZERO_WORD = '0'.repeat(64);
 const MAX_UINT32 = 0xffffffffn;
+/** Before 2001-09-09 in milliseconds, or any time at all in seconds: never a real `now`. */
+const MIN_NOW_MS = 1e12;
+/**
+ * Gas ceilings far above anything a bridge batch needs (approve, deposit and transfer take a few
+ * hundred thousand gas) but low enough that no operation can name an unbounded prefund: each
+ * execution or validation limit at most 15M gas (half an Ethereum block), preVerificationGas at
+ * most 50M (on L2s it carries the L1 data cost in L2 gas: a few million in an L1 fee spike), and
+ * fees at most 25,000 gwei (Polygon's worst spikes reached a few thousand).
+ */
+export const GAS_CEILINGS = Object.freeze({
+  gasLimit: 15_000_000n,
+  preVerificationGas: 50_000_000n,
+  maxFeePerGas: 25_000n * 10n ** 9n,
+});
+/**
+ * The fill window a deposit must leave: its fill deadline at least this long after the quote
+ * expires, and an exclusive relayer's exclusivity over at least this long before the deadline.
+ * Across sets deadlines hours out (TV-1: 6 h) and exclusivity of seconds.
+ */
+const FILL_MARGIN_SEC = 600n;
+/** Limits move with relayer liquidity after the route was read: this much room either way. */
+const LIMITS_ROOM_DIVISOR = 4n;
+const MAX_DECIMALS = 77;
+/** Across reads exclusivity parameters up to this as an offset from the deposit time. */
+const MAX_EXCLUSIVITY_PERIOD_SEC = 31_536_000n;
+
+interface ReadOptions {
+  entryPoints: readonly string[];
+  delegates: readonly string[];
+  allowIntegratorSuffix: boolean;
+  requirePaymaster: boolean;
+  expiryMarginMs: number;
+  maxFeeBps: number | undefined;
+  bridges: ReadonlyMap<number, readonly string[]>;
+  tokens: TokenIndex;
+}
+
+const CHAIN_ID = /^[1-9]\d*$/;
+
+function isAddress(value: unknown): value is string {
+  return typeof value === 'string' && ADDRESS_PATTERN.test(value);
+}
 
 /** The options with their defaults; a value of the wrong kind is an error, never a looser check. */
-function readVerifyOptions(
-  options: VerifyBridgeBatchOptions | undefined,
-): Required<VerifyBridgeBatchOptions> {
+function readVerifyOptions(options: VerifyBridgeBatchOptions | undefined): ReadOptions {
   const problems: { path: string; message: string }[] = [];
   if (options !== undefined && (typeof options !== 'object' || options === null)) {
     throw new ArgumentError('verifyBridgeBatch', [{ path: 'options', message: 'must be an object' }]);
@@ -104,10 +208,7 @@ function readVerifyOptions(
   const addresses = (name: 'entryPoints' | 'delegates', fallback: readonly Address[]) => {
     const value = options?.[name];
     if (value === undefined) return fallback;
-    if (
-      !Array.isArray(value) ||
-      !value.every((entry) => typeof entry === 'string' && ADDRESS_PATTERN.test(entry))
-    ) {
+    if (!Array.isArray(value) || !value.every(isAddress)) {
       problems.push({ path: name, message: 'must be an array of 20-byte hex addresses' });
       return [];
     }
@@ -119,12 +220,15 @@ function readVerifyOptions(
     if (typeof value !== 'boolean') problems.push({ path: name, message: 'must be true or false' });
     return value === true;
   };
-  const read = {
+  const read: ReadOptions = {
     entryPoints: addresses('entryPoints', DEFAULT_ENTRY_POINTS),
     delegates: addresses('delegates', DEFAULT_DELEGATES),
-    allowIntegratorSuffix: flag('allowIntegratorSuffix', false),
+    allowIntegratorSuffix: flag('allowIntegratorSuffix', true),
     requirePaymaster: flag('requirePaymaster', true),
     expiryMarginMs: options?.expiryMarginMs ?? 15_000,
+    maxFeeBps: options?.maxFeeBps,
+    bridges: bridgeIndex(readBridges(options?.bridges, problems)),
+    tokens: tokenIndex(readTokens(options?.tokens, problems)),
   };
   if (
     typeof read.expiryMarginMs !== 'number' ||
@@ -133,8 +237,79 @@ function readVerifyOptions(
   ) {
     problems.push({ path: 'expiryMarginMs', message: 'must be a non-negative number of milliseconds' });
   }
+  const bps = read.maxFeeBps;
+  if (bps !== undefined && !(Number.isInteger(bps) && bps >= 0 && bps <= 10_000)) {
+    problems.push({ path: 'maxFeeBps', message: 'must be a whole number of basis points from 0 to 10000' });
+  }
   if (problems.length > 0) throw new ArgumentError('verifyBridgeBatch', problems);
   return read;
+}
+
+function readBridges(
+  value: VerifyBridgeBatchOptions['bridges'],
+  problems: { path: string; message: string }[],
+): Map<number, readonly string[]> | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    problems.push({ path: 'bridges', message: 'must be an object of chain id → SpokePool address(es)' });
+    return undefined;
+  }
+  const map = new Map<number, readonly string[]>();
+  for (const [key, entry] of Object.entries(value)) {
+    const list: unknown[] = Array.isArray(entry) ? entry : [entry];
+    if (
+      !CHAIN_ID.test(key) ||
+      !Number.isSafeInteger(Number(key)) ||
+      list.length === 0 ||
+      !list.every(isAddress)
+    ) {
+      problems.push({
+        path: `bridges.${key}`,
+        message: 'must map a positive chain id to a 20-byte hex address or an array of them',
+      });
+      continue;
+    }
+    map.set(Number(key), list as string[]);
+  }
+  return map;
+}
+
+function readTokens(
+  value: VerifyBridgeBatchOptions['tokens'],
+  problems: { path: string; message: string }[],
+): KnownToken[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) {
+    problems.push({ path: 'tokens', message: 'must be an array of { chainId, address, symbol, decimals }' });
+    return undefined;
+  }
+  const tokens: KnownToken[] = [];
+  value.forEach((entry: unknown, index) => {
+    const token = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
+    const { chainId, address, symbol, decimals, also } = token;
+    if (
+      !(Number.isSafeInteger(chainId) && (chainId as number) > 0) ||
+      !isAddress(address) ||
+      typeof symbol !== 'string' ||
+      symbol.trim() === '' ||
+      !(Number.isInteger(decimals) && (decimals as number) >= 0 && (decimals as number) <= 255) ||
+      (also !== undefined && !(Array.isArray(also) && also.every((item) => typeof item === 'string')))
+    ) {
+      problems.push({
+        path: `tokens.${index}`,
+        message: 'must be { chainId: positive integer, address, symbol, decimals: 0–255, also?: string[] }',
+      });
+      return;
+    }
+    tokens.push({
+      chainId: chainId as number,
+      address: address as Address,
+      symbol,
+      decimals: decimals as number,
+      ...(also ? { also: [...(also as string[])] } : {}),
+    });
+  });
+  return tokens;
 }
 
 function toMs(now: Date | number | undefined): number {
@@ -146,30 +321,41 @@ function toMs(now: Date | number | undefined): number {
 /**
  * Checks a constructed bridge batch before anything is signed: that it does exactly what the
  * partner asked, on the route the partner read, and that the hash to be signed is the hash of
- * those calls. Fails closed: every check it cannot make is an issue.
+ * those calls. Fails closed: every check it cannot make is an issue. Synchronous: it loads and
+ * awaits nothing (an `await` in front of it still works).
+ *
+ * Returns the verified batch: the summary, frozen, with the bundle's digest; `signBridgeBatch`
+ * takes it and refuses it if the bundle has changed since.
  *
  * @throws BatchVerificationError listing every failed check.
  * @example
  * const routes = await client.bridge.routes();
  * const route = routes.find((r) => r.routeId === routeId)!;
  * const built = await client.bridge.construct({ userId, routeId, amount: '25.5' });
- * const summary = await verifyBridgeBatch({ route, construct: built, wallet: account.address, amount: '25.5' });
- * console.log(`${summary.source.amount} ${summary.source.symbol} → ${summary.destination.amount} on ${summary.destination.chain}`);
+ * const verified = verifyBridgeBatch({ route, construct: built, wallet: account.address, amount: '25.5' }, { maxFeeBps: 150 });
+ * console.log(`${verified.source.amount} ${verified.source.symbol} → ${verified.destination.amount} on ${verified.destination.chain}`);
+ * const signed = await signBridgeBatch({ verified, signer: account });
  */
-export async function verifyBridgeBatch(
+export function verifyBridgeBatch(
   params: VerifyBridgeBatchParams,
   verifyOptions: VerifyBridgeBatchOptions = {},
-): Promise<BridgeBatchSummary> {
+): VerifiedBridgeBatch {
   // Everything is read once, here: a getter cannot answer one way to a check and another way later.
   const schemas = bridgeSchemas(false);
-  const input = readArgs('verifyBridgeBatch', () => ({
-    wallet: params?.wallet,
-    nowMs: toMs(params?.now),
-    amount: params?.amount,
-    routeParsed: schemas.route.safeParse(params?.route),
-    constructParsed: schemas.constructResult.safeParse(params?.construct),
-    options: readVerifyOptions(verifyOptions),
-  }));
+  const input = readArgs('verifyBridgeBatch', () => {
+    // One read of the construct's fields: the bundle kept to compare at signing is the one parsed.
+    const raw: unknown = params?.construct;
+    const construct = typeof raw === 'object' && raw !== null ? { ...raw } : raw;
+    return {
+      wallet: params?.wallet,
+      nowMs: toMs(params?.now),
+      amount: params?.amount,
+      routeParsed: schemas.route.safeParse(params?.route),
+      original: (construct as { bundle?: unknown } | undefined)?.bundle,
+      constructParsed: schemas.constructResult.safeParse(construct),
+      options: readVerifyOptions(verifyOptions),
+    };
+  });
   const { wallet, nowMs, routeParsed, constructParsed, options } = input;
   if (typeof wallet !== 'string' || !ADDRESS_PATTERN.test(wallet)) {
     throw new ArgumentError('verifyBridgeBatch', [
@@ -179,6 +365,11 @@ export async function verifyBridgeBatch(
   let asked: bigint | undefined;
   if (!Number.isFinite(nowMs))
     throw new ArgumentError('verifyBridgeBatch', [{ path: 'now', message: 'must be a valid date' }]);
+  if (nowMs < MIN_NOW_MS) {
+    throw new ArgumentError('verifyBridgeBatch', [
+      { path: 'now', message: 'must be in milliseconds: a number below 1e12 is seconds (or before 2001)' },
+    ]);
+  }
   if (input.amount !== undefined) {
     const literal = decimalLiteral(input.amount);
     if ('error' in literal)
@@ -210,6 +401,13 @@ export async function verifyBridgeBatch(
   // The route and the request.
   if (quote.routeId !== route.routeId)
     fail('route.id', 'the quote is for another route', route.routeId, quote.routeId);
+  for (const [side, chainId] of [
+    ['source', route.from.chainId],
+    ['destination', route.to.chainId],
+  ] as const) {
+    // An EIP-7702 authorization for chain 0 is valid on every chain.
+    if (chainId === 0) fail('route.chainId', `the ${side} chain id is 0`, 'a chain id above 0', 0);
+  }
   if (bundle.chainId !== route.from.chainId) {
     fail('route.chain', "the batch is not for the route's source chain", route.from.chainId, bundle.chainId);
   }
@@ -221,8 +419,28 @@ export async function verifyBridgeBatch(
       targets.token,
     );
   }
+  const spokePools = options.bridges.get(route.from.chainId);
+  if (!spokePools) {
+    fail(
+      'route.bridge',
+      `no Across SpokePool is known for chain ${route.from.chainId}: name it in the bridges option`,
+      `a SpokePool of chain ${route.from.chainId}`,
+      targets.bridge,
+    );
+  } else if (!spokePools.includes(targets.bridge.toLowerCase())) {
+    fail(
+      'route.bridge',
+      `the route's bridge is not the Across SpokePool of chain ${route.from.chainId}`,
+      spokePools.join(', '),
+      targets.bridge,
+    );
+  }
+  const sourceToken = checkToken(fail, 'source', route.from, options.tokens);
+  const destinationToken = checkToken(fail, 'destination', route.to, options.tokens);
+
   const amountInRaw = BigInt(quote.amountInRaw);
   const amountOutRaw = BigInt(quote.amountOutRaw);
+  const providerFeeRaw = BigInt(quote.providerFeeRaw);
   const gasFeeRaw = BigInt(quote.gasFeeRaw);
   const consistent = (check: string, decimal: string, raw: string, decimals: number) => {
     let converted: bigint | undefined;
@@ -236,6 +454,7 @@ export async function verifyBridgeBatch(
   };
   consistent('quote.amountIn', quote.amountIn, quote.amountInRaw, route.from.decimals);
   consistent('quote.amountOut', quote.amountOut, quote.amountOutRaw, route.to.decimals);
+  consistent('quote.providerFee', quote.providerFee, quote.providerFeeRaw, route.from.decimals);
   consistent('quote.gasFee', quote.gasFee, quote.gasFeeRaw, route.from.decimals);
   if (quote.gasFeeToken !== route.from.symbol) {
     fail(
@@ -244,6 +463,74 @@ export async function verifyBridgeBatch(
       route.from.symbol,
       quote.gasFeeToken,
     );
+  }
+  // A uint256 holds 77 decimal digits; more decimals is no token, and 10^decimals would be a
+  // number large enough to stall the verifier.
+  const sane = route.from.decimals <= MAX_DECIMALS && route.to.decimals <= MAX_DECIMALS;
+  if (!sane) {
+    fail(
+      'route.tokenDecimals',
+      'a token of the route has more decimals than a uint256 has digits',
+      `at most ${MAX_DECIMALS}`,
+      Math.max(route.from.decimals, route.to.decimals),
+    );
+  }
+  // The provider fee is taken out of the amount: what arrives is the rest, in the destination's
+  // decimals, rounded down. A relayer may round by one base unit; it may not keep more.
+  if (!sane) {
+    // Nothing to convert with.
+  } else if (providerFeeRaw >= amountInRaw) {
+    fail(
+      'quote.arithmetic',
+      'the provider fee is not below the amount',
+      `below ${amountInRaw}`,
+      providerFeeRaw,
+    );
+  } else {
+    const net = amountInRaw - providerFeeRaw;
+    const scale = route.to.decimals - route.from.decimals;
+    const expectedOut = scale >= 0 ? net * 10n ** BigInt(scale) : net / 10n ** BigInt(-scale);
+    if (amountOutRaw > expectedOut + 1n || amountOutRaw + 1n < expectedOut) {
+      fail(
+        'quote.arithmetic',
+        'the amount delivered is not the amount less the provider fee',
+        expectedOut,
+        amountOutRaw,
+      );
+    }
+  }
+  // Built-in ceilings that hold with any policy: production never charges this much.
+  if (gasFeeRaw >= amountInRaw)
+    fail('quote.gasFeeCeiling', 'the gas fee is not below the amount', `below ${amountInRaw}`, gasFeeRaw);
+  if (providerFeeRaw * 4n >= amountInRaw) {
+    fail(
+      'quote.providerFeeCeiling',
+      'the provider fee is not below a quarter of the amount',
+      `below ${amountInRaw / 4n}`,
+      providerFeeRaw,
+    );
+  }
+  const feesRaw = providerFeeRaw + gasFeeRaw;
+  const feeBps = amountInRaw > 0n ? Number((feesRaw * 10_000n + amountInRaw - 1n) / amountInRaw) : 10_000;
+  if (options.maxFeeBps !== undefined && feesRaw * 10_000n > BigInt(options.maxFeeBps) * amountInRaw) {
+    fail(
+      'quote.maxFeeBps',
+      'provider fee plus gas fee is above the maxFeeBps policy',
+      `at most ${options.maxFeeBps} bps`,
+      `${feeBps} bps`,
+    );
+  }
+  if (route.limits) {
+    const min = BigInt(route.limits.minAmountRaw);
+    const max = BigInt(route.limits.maxAmountRaw);
+    if (amountInRaw > max + max / LIMITS_ROOM_DIVISOR || amountInRaw < min - min / LIMITS_ROOM_DIVISOR) {
+      fail(
+        'quote.limits',
+        "the amount is outside the route's limits (with room for limits that moved)",
+        `${min} to ${max}`,
+        amountInRaw,
+      );
+    }
   }
   if (input.amount !== undefined) {
     try {
@@ -334,19 +621,44 @@ export async function verifyBridgeBatch(
   }
   const packed = packUserOperation(bundle.userOp, canonical ? callData : undefined);
   let paymaster: Address | null = null;
+  let callDataHash: string | undefined;
   if ('problems' in packed) {
     for (const problem of packed.problems) fail('userOp.fields', problem);
   } else {
+    const { initCode } = packed.op;
+    // The EntryPoint runs initCode before validation: code the verifier never saw. Only v0.8's
+    // bare EIP-7702 marker runs nothing; it puts the delegate into the hash instead.
+    if (initCode && !(version === '0.8' && isEip7702Marker(initCode))) {
+      fail(
+        'userOp.initCode',
+        version === '0.8'
+          ? 'the initCode is not the bare EIP-7702 marker: EntryPoint v0.8 would call the wallet with it first'
+          : 'the operation has initCode: the EntryPoint would call a factory before the batch',
+        version === '0.8' ? '0x or the bare 0x7702 marker' : '0x',
+        `0x${initCode}`,
+      );
+    }
     paymaster = packed.op.paymaster ?? null;
     if (options.requirePaymaster && !paymaster) {
-      fail('userOp.paymaster', 'the operation is not sponsored: the wallet would pay gas in native token');
+      const zero = packed.op.paymasterAndData !== '';
+      fail(
+        'userOp.paymaster',
+        zero
+          ? 'the paymaster is the zero address, which the EntryPoint reads as none: the wallet would pay gas in native token'
+          : 'the operation is not sponsored: the wallet would pay gas in native token',
+        'a paymaster',
+        zero ? `0x${'0'.repeat(40)}` : 'none',
+      );
     }
+    checkGas(fail, packed.op.gas);
+    callDataHash = keccak256Hex(packed.op.callData);
     if (version) {
       const hash = userOperationHash(packed.op, {
         entryPoint: bundle.entryPoint,
         chainId: bundle.chainId,
         version,
         delegate: bundle.delegate,
+        callDataHash,
       });
       if (hash.toLowerCase() !== bundle.userOpHash.toLowerCase()) {
         fail('userOp.hash', 'userOpHash is not the hash of this operation', hash, bundle.userOpHash);
@@ -393,6 +705,7 @@ export async function verifyBridgeBatch(
       amountInRaw,
       amountOutRaw,
       nowSec: BigInt(Math.floor(nowMs / 1000)),
+      expiresAtSec: BigInt(Math.floor(expiresAt / 1000)),
       allowSuffix: options.allowIntegratorSuffix,
     });
   }
@@ -414,35 +727,52 @@ export async function verifyBridgeBatch(
     });
   }
 
-  if (issues.length > 0 || !deposit || !version) {
+  // Without issues the calls are proven to encode to the call data, whose hash is known.
+  const text = issues.length === 0 && callDataHash ? bundleText(bundle, callDataHash) : undefined;
+  if (issues.length === 0 && text === undefined) fail('shape.construct', 'the bundle cannot be read as JSON');
+  if (issues.length > 0 || !deposit || !version || text === undefined) {
     if (issues.length === 0) fail('calls.count', 'the batch has no deposit');
     throw new BatchVerificationError(issues);
   }
 
-  const side = (from: typeof route.from, amount: string, amountRaw: bigint): SummarySide => ({
-    chain: from.chain,
-    chainId: from.chainId,
-    symbol: from.symbol,
-    token: from.contractAddress,
-    decimals: from.decimals,
-    amount,
-    amountRaw,
-  });
+  const side = (
+    from: TokenSide,
+    known: KnownToken | undefined,
+    amount: string,
+    amountRaw: bigint,
+  ): SummarySide =>
+    Object.freeze({
+      chain: from.chain,
+      chainId: from.chainId,
+      symbol: known?.symbol ?? from.symbol,
+      known: known !== undefined,
+      token: from.contractAddress,
+      decimals: from.decimals,
+      amount,
+      amountRaw,
+    });
   const totalDebitRaw = amountInRaw + gasFeeRaw;
-  return {
+  const authorization = bundle.authorization ? Object.freeze({ ...bundle.authorization }) : null;
+  // The text is taken now; its hash only when asked for (most callers sign and never read it).
+  let digest: Hex | undefined;
+  const verified: VerifiedBridgeBatch = Object.freeze({
     wallet: wallet as Address,
     routeId: route.routeId,
     provider: route.provider,
-    source: side(route.from, quote.amountIn, amountInRaw),
-    destination: side(route.to, quote.amountOut, amountOutRaw),
-    providerFee: { amount: quote.providerFee, amountRaw: BigInt(quote.providerFeeRaw) },
-    gasFee: {
+    source: side(route.from, sourceToken, quote.amountIn, amountInRaw),
+    destination: side(route.to, destinationToken, quote.amountOut, amountOutRaw),
+    providerFee: Object.freeze({ amount: quote.providerFee, amountRaw: providerFeeRaw }),
+    gasFee: Object.freeze({
       amount: quote.gasFee,
       amountRaw: gasFeeRaw,
-      symbol: quote.gasFeeToken,
+      symbol: sourceToken?.symbol ?? quote.gasFeeToken,
       treasury: targets.treasury,
-    },
-    totalDebit: { amount: fromRawAmount(totalDebitRaw, route.from.decimals), amountRaw: totalDebitRaw },
+    }),
+    totalDebit: Object.freeze({
+      amount: fromRawAmount(totalDebitRaw, route.from.decimals),
+      amountRaw: totalDebitRaw,
+    }),
+    feeBps,
     bridge: targets.bridge,
     depositFunction: deposit.fn,
     integratorSuffix: deposit.suffix,
@@ -453,13 +783,76 @@ export async function verifyBridgeBatch(
     entryPoint: bundle.entryPoint,
     entryPointVersion: version,
     delegate: bundle.delegate,
-    needsAuthorization: bundle.authorization !== null,
+    needsAuthorization: authorization !== null,
     paymaster,
     userOpHash: bundle.userOpHash,
-  };
+    get digest(): Hex {
+      digest ??= textDigest(text);
+      return digest;
+    },
+    authorization,
+  });
+  registerVerified(verified, {
+    text,
+    wallet,
+    userOpHash: bundle.userOpHash,
+    authorization,
+    original: input.original,
+  });
+  return verified;
 }
 
 type Fail = (check: string, message: string, expected?: unknown, actual?: unknown) => void;
+
+/**
+ * One side of the route against the well-known table: a listed address must have the listed
+ * decimals, and a well-known symbol must be one of the addresses listed for it on that chain.
+ * Returns the table's entry; undefined when the table does not list the address (the summary
+ * flags it: a well-known symbol with an unlisted address is an issue already).
+ */
+function checkToken(
+  fail: Fail,
+  name: 'source' | 'destination',
+  side: TokenSide,
+  tokens: TokenIndex,
+): KnownToken | undefined {
+  const address = side.contractAddress.toLowerCase();
+  const known = tokens.byAddress.get(`${side.chainId}:${address}`);
+  if (known && known.decimals !== side.decimals) {
+    fail(
+      'route.tokenDecimals',
+      `the ${name} token ${known.symbol} on chain ${side.chainId} has other decimals than the route says`,
+      known.decimals,
+      side.decimals,
+    );
+  }
+  const listed = tokens.bySymbol.get(`${side.chainId}:${side.symbol.trim().toUpperCase()}`);
+  if (listed && !listed.has(address)) {
+    fail(
+      'route.tokenAddress',
+      `the ${name} token is called ${side.symbol}, but that is not ${side.symbol}'s address on chain ${side.chainId}`,
+      [...listed].join(', '),
+      side.contractAddress,
+    );
+  }
+  return known;
+}
+
+/** Gas limits and fees within `GAS_CEILINGS`, whoever pays: no operation may name an unbounded prefund. */
+function checkGas(fail: Fail, gas: GasFields): void {
+  const bounds: [check: string, name: keyof GasFields, ceiling: bigint, what: string][] = [
+    ['userOp.gasLimits', 'verificationGasLimit', GAS_CEILINGS.gasLimit, 'the ceiling'],
+    ['userOp.gasLimits', 'callGasLimit', GAS_CEILINGS.gasLimit, 'the ceiling'],
+    ['userOp.gasLimits', 'paymasterVerificationGasLimit', GAS_CEILINGS.gasLimit, 'the ceiling'],
+    ['userOp.gasLimits', 'paymasterPostOpGasLimit', GAS_CEILINGS.gasLimit, 'the ceiling'],
+    ['userOp.gasLimits', 'preVerificationGas', GAS_CEILINGS.preVerificationGas, 'the ceiling'],
+    ['userOp.gasFees', 'maxFeePerGas', GAS_CEILINGS.maxFeePerGas, 'the ceiling'],
+    ['userOp.gasFees', 'maxPriorityFeePerGas', gas.maxFeePerGas, 'maxFeePerGas'],
+  ];
+  for (const [check, name, ceiling, what] of bounds) {
+    if (gas[name] > ceiling) fail(check, `${name} is above ${what}`, `at most ${ceiling}`, gas[name]);
+  }
+}
 
 /**
  * An ERC-20 call of shape `(address, uint256)` on the source token (approve, fee transfer): exactly
@@ -511,6 +904,8 @@ function checkDeposit(
     amountInRaw: bigint;
     amountOutRaw: bigint;
     nowSec: bigint;
+    /** The latest time the deposit can be submitted. */
+    expiresAtSec: bigint;
     allowSuffix: boolean;
   },
 ): DepositFacts | undefined {
@@ -600,6 +995,30 @@ function checkDeposit(
   }
   if (fillDeadline <= context.nowSec)
     fail('deposit.fillDeadline', 'the fill deadline has passed', `after ${context.nowSec}`, fillDeadline);
+  // A deposit nobody may fill still costs the gas fee, and the funds wait hours for a refund.
+  const fillFrom = context.expiresAtSec + FILL_MARGIN_SEC;
+  if (fillDeadline < fillFrom) {
+    fail(
+      'deposit.fillDeadline',
+      `the fill deadline leaves less than ${FILL_MARGIN_SEC} s to fill after the quote expires`,
+      `at least ${fillFrom}`,
+      fillDeadline,
+    );
+  }
+  if (exclusivity !== 0n && word(7) !== ZERO_WORD) {
+    // Across reads a small parameter as an offset from the deposit time (at the latest the
+    // quote's expiry), a large one as a timestamp.
+    const exclusiveUntil =
+      exclusivity <= MAX_EXCLUSIVITY_PERIOD_SEC ? context.expiresAtSec + exclusivity : exclusivity;
+    if (exclusiveUntil + FILL_MARGIN_SEC > fillDeadline) {
+      fail(
+        'deposit.exclusivity',
+        `only the exclusive relayer may fill until less than ${FILL_MARGIN_SEC} s before the fill deadline`,
+        `until at most ${fillDeadline - FILL_MARGIN_SEC}`,
+        exclusiveUntil,
+      );
+    }
+  }
   return {
     fn,
     suffix,

@@ -159,7 +159,7 @@ export class Bridge {
    * otherwise throws `SubmitOutcomeUnknownError`.
    *
    * @example
-   * const signed = await signBridgeBatch({ bundle: built.bundle, signer });
+   * const signed = await signBridgeBatch({ verified: verifyBridgeBatch({ route, construct: built, wallet }), signer });
    * const { transferId } = await client.bridge.send({ userId, intentId: built.intentId, ...signed });
    */
   async send(params: BridgeSendParams, options?: RequestOptions): Promise<BridgeSendResult> {

@@ -65,7 +65,7 @@ export function userOperationForViem(userOp: Record<string, unknown>) {
  *
  * @example
  * const forged = rehashBundle({ ...bundle, userOp: { ...bundle.userOp, sender: attacker } });
- * await expect(verifyBridgeBatch({ route, construct: { ...built, bundle: forged }, wallet })).rejects.toThrow();
+ * expect(() => verifyBridgeBatch({ route, construct: { ...built, bundle: forged }, wallet })).toThrow();
  */
 export function rehashBundle(bundle: BridgeBundle): BridgeBundle {
   const version = bundle.entryPoint.toLowerCase() === entryPoint08Address.toLowerCase() ? '0.8' : '0.7';

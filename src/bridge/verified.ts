@@ -1,0 +1,94 @@
+import type { BundleAuthorization } from '../schemas/bridge.js';
+import type { Hex } from '../schemas/common.js';
+import { encodeExecuteBatch, isHex, quantity } from './hex.js';
+import { keccak256Hex, keccak256Text } from './keccak.js';
+
+/**
+ * What `signBridgeBatch` needs of a verified batch, kept where the caller cannot reach it: the
+ * public object is frozen, but a look-alike object built by hand must not sign anything.
+ */
+export interface VerifiedRecord {
+  /** The text of the bundle verified (see `bundleText`). */
+  text: string;
+  /** The wallet verified as sender, depositor and recipient: the only address that may sign. */
+  wallet: string;
+  userOpHash: Hex;
+  authorization: Readonly<BundleAuthorization> | null;
+  /** The caller's own bundle object, digested again at signing to see that it did not change. */
+  original: unknown;
+}
+
+// Shared through the global symbol registry so that a batch verified by one copy of the package
+// (ESM and CJS side by side) signs with the other; the key is versioned with the record's shape.
+const KEY = Symbol.for('partner-s2s-sdk.verified-batches.v1');
+const registry: WeakMap<object, VerifiedRecord> =
+  ((globalThis as Record<symbol, unknown>)[KEY] as WeakMap<object, VerifiedRecord> | undefined) ??
+  new WeakMap();
+(globalThis as Record<symbol, unknown>)[KEY] = registry;
+
+export function registerVerified(batch: object, record: VerifiedRecord): void {
+  registry.set(batch, record);
+}
+
+export function verifiedRecord(batch: unknown): VerifiedRecord | undefined {
+  return typeof batch === 'object' && batch !== null ? registry.get(batch) : undefined;
+}
+
+/** JSON with sorted keys, of a value that came out of `JSON.parse`. */
+function canonical(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  const keys = Object.keys(value).sort();
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`).join(',')}}`;
+}
+
+/**
+ * The bundle as JSON text, with the calls and the call data each standing as the hash of their
+ * `executeBatch` encoding (the largest part, hashed once). `callDataHash` is for the verifier,
+ * which has proven the calls encode to the call data and has hashed it already. Key order is the
+ * object's own: compare two texts with `sameBundle`. Undefined when the bundle cannot be read as
+ * JSON (a hostile getter, broken calls, a bigint).
+ */
+export function bundleText(bundle: unknown, callDataHash?: string): string | undefined {
+  try {
+    const { calls, userOp, ...rest } = bundle as Record<string, unknown>;
+    const { callData, ...op } = userOp as Record<string, unknown>;
+    let callsHash = callDataHash;
+    let dataHash = callDataHash;
+    if (callDataHash === undefined) {
+      if (!Array.isArray(calls) || !isHex(callData) || callData.length % 2 !== 0) return undefined;
+      const read = calls.map((call: Record<string, unknown>) => {
+        const value = quantity(call.value);
+        const { target, data } = call;
+        if (value === undefined || !isHex(target) || target.length !== 42 || !isHex(data) || data.length % 2)
+          throw new TypeError('not a call');
+        return { target, value, data };
+      });
+      callsHash = keccak256Hex(encodeExecuteBatch(read).slice(2));
+      dataHash = keccak256Hex(callData.slice(2).toLowerCase());
+    }
+    return JSON.stringify({ ...rest, userOp: op, '#calls': callsHash, '#callData': dataHash });
+  } catch {
+    return undefined;
+  }
+}
+
+/** The same bundle content, whatever the order of keys in the two texts. */
+export function sameBundle(a: string, b: string): boolean {
+  try {
+    return a === b || canonical(JSON.parse(a)) === canonical(JSON.parse(b));
+  } catch {
+    return false; // nested past the stack: not a bundle anyone verified
+  }
+}
+
+/** keccak256 of a bundle text's canonical (sorted-key) form: the same for the same content. */
+export function textDigest(text: string): Hex {
+  let sorted: string;
+  try {
+    sorted = canonical(JSON.parse(text));
+  } catch {
+    sorted = text; // nested past the stack: the text as it is still names this bundle
+  }
+  return `0x${keccak256Text(sorted)}`;
+}
