@@ -336,16 +336,14 @@ export class CallbackRouter extends EventEmitter<CallbackRouterEvents> {
    * Bun.serve({ fetch: router.fetchHandler });
    */
   readonly fetchHandler = async (request: Request): Promise<Response> => {
-    const result = await this.#handle(
-      {
-        method: request.method,
-        url: request.url,
-        headers: request.headers,
-        remoteAddress: undefined,
-        raw: request,
-      },
-      () => this.#readWebBody(request),
-    );
+    const described = readArgs('CallbackRouter.fetchHandler', () => ({
+      method: request.method,
+      url: request.url,
+      headers: new Headers(request.headers),
+      remoteAddress: undefined,
+      raw: request,
+    }));
+    const result = await this.#handle(described, () => this.#readWebBody(request));
     return new Response(JSON.stringify(result.body), {
       status: result.status,
       headers: { 'content-type': 'application/json', ...(result.status === 405 ? { allow: 'POST' } : {}) },
@@ -386,6 +384,14 @@ export class CallbackRouter extends EventEmitter<CallbackRouterEvents> {
       };
     });
     const send = (status: number, body: unknown) => {
+      try {
+        answer(status, body);
+      } catch (error) {
+        // A response object that cannot be written has nobody to answer; the partner still hears of it.
+        this.#reportError(error);
+      }
+    };
+    const answer = (status: number, body: unknown) => {
       if (res.headersSent) return;
       // The rest of an oversized or stalled body is not read: close rather than leave it half consumed.
       const cut = (status === 413 || status === 408) && !req.readableEnded;
