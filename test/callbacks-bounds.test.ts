@@ -1,5 +1,6 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -379,4 +380,92 @@ describe('store contract', () => {
     await router.dispatch(at('submitted'));
     expect(order).toEqual(['listener:submitted', 'set:submitted']);
   });
+});
+
+describe('a delivery that hangs is never lost', () => {
+  const PATHS: TransferStatus[][] = [
+    ['submitted', 'source_confirmed', 'delivered'],
+    ['submitted', 'source_confirmed', 'refund_pending', 'refunded'],
+    ['submitted', 'failed'],
+  ];
+  const RANK: Record<string, number> = {
+    submitted: 1,
+    source_confirmed: 2,
+    refund_pending: 3,
+    delivered: 4,
+    refunded: 4,
+    failed: 4,
+  };
+
+  // Never backwards needs a store that records: once a final state's listeners ran but its record
+  // failed, an older state redelivered later cannot be told apart from a first delivery. So the
+  // order is checked with faults everywhere but `set`, and "never lost" with faults everywhere.
+  it.each([
+    ['listeners and get', false],
+    ['listeners, get and set', true],
+  ] as const)(
+    'hung or failing %s: a retrying sender gets every final state handled',
+    async (_, faultySet) => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(
+            fc.tuple(fc.integer({ min: 0, max: 2 }), fc.array(fc.nat(), { minLength: 1, maxLength: 8 })),
+            {
+              minLength: 1,
+              maxLength: 6,
+            },
+          ),
+          fc.infiniteStream(fc.integer({ min: 0, max: 9 })),
+          async (transfers, faults) => {
+            const never = new Promise<never>(() => {});
+            const draw = () => faults.next().value as number;
+            const memory = new MemoryCallbackStore();
+            // Each store call: 1 in 10 hangs, 1 in 10 throws.
+            const faulty = <T>(call: () => Promise<T>): Promise<T> => {
+              const fault = draw();
+              if (fault === 0) return never;
+              if (fault === 1) return Promise.reject(new Error('store down'));
+              return call();
+            };
+            const store: CallbackStore = {
+              get: (id) => faulty(() => memory.get(id)),
+              set: (id, status) =>
+                faultySet ? faulty(() => memory.set(id, status)) : memory.set(id, status),
+            };
+            const router = createCallbackRouter({ authenticate: 'none', store, listenerTimeoutMs: 5 });
+            router.on('error', () => {});
+            const handled = new Map<string, string[]>();
+            router.on('transfer', async (t) => {
+              if (draw() === 0) await never;
+              handled.set(t.transferId, [...(handled.get(t.transferId) ?? []), t.status]);
+            });
+            // Each transfer's history, delivered in a shuffled, duplicated order; the final state last
+            // at least once, as a sender delivers it after the states before it.
+            const queue: { id: string; status: TransferStatus }[] = [];
+            transfers.forEach(([which, picks], index) => {
+              const path = PATHS[which]!;
+              for (const pick of picks) queue.push({ id: `tr_${index}`, status: path[pick % path.length]! });
+              queue.push({ id: `tr_${index}`, status: path.at(-1)! });
+            });
+            for (let attempts = 0; queue.length > 0; attempts++) {
+              expect(attempts).toBeLessThan(2_000);
+              const delivery = queue.shift()!;
+              const response = await router.fetchHandler(
+                post(JSON.stringify(at(delivery.status, delivery.id))),
+              );
+              expect([200, 500, 503]).toContain(response.status);
+              if (response.status !== 200) queue.push(delivery); // the service retries a 5xx
+            }
+            transfers.forEach(([which], index) => {
+              const seen = handled.get(`tr_${index}`) ?? [];
+              expect(seen).toContain(PATHS[which]!.at(-1));
+              const ranks = seen.map((status) => RANK[status]!);
+              if (!faultySet) expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
+            });
+          },
+        ),
+        { numRuns: 25, seed: 18 },
+      );
+    },
+  );
 });
