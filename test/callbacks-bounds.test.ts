@@ -48,8 +48,8 @@ function deferred() {
 
 describe('delivery authentication is a decision', () => {
   it('a router with neither authenticate nor the explicit opt-out is an ArgumentError', () => {
-    expect(() => createCallbackRouter()).toThrow(ArgumentError);
-    expect(() => createCallbackRouter({})).toThrow(ArgumentError);
+    expect(() => (createCallbackRouter as (o?: unknown) => unknown)()).toThrow(ArgumentError);
+    expect(() => createCallbackRouter({} as never)).toThrow(ArgumentError);
     expect(() => createCallbackRouter({ authenticate: 'off' as never })).toThrow(ArgumentError);
     expect(() => createCallbackRouter({ authenticate: 'none' })).not.toThrow();
     expect(() => createCallbackRouter({ authenticate: () => true })).not.toThrow();
