@@ -32,7 +32,7 @@ function heapMb(): number {
 export async function callbacks(): Promise<void> {
   const N = 20_000;
   let seq = 0;
-  const router = sdk.createCallbackRouter();
+  const router = sdk.createCallbackRouter({ authenticate: 'none' });
   let dispatched = 0;
   router.on('transfer', () => {
     dispatched++;
@@ -62,7 +62,7 @@ export async function callbacks(): Promise<void> {
     result,
   );
 
-  const fresh = sdk.createCallbackRouter();
+  const fresh = sdk.createCallbackRouter({ authenticate: 'none' });
   fresh.on('transfer', () => {});
   const before = heapMb();
   const marks: string[][] = [];

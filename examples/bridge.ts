@@ -20,7 +20,9 @@ import { connect, say } from './setup.js';
 const amount = process.env.BRIDGE_AMOUNT ?? '25.5';
 
 // Callbacks arrive on our own endpoint; the router de-duplicates them and keeps their order.
-const router = createCallbackRouter();
+// Authentication is off only because this endpoint lives for one local run: see
+// examples/callbacks-server.ts for a real check.
+const router = createCallbackRouter({ authenticate: 'none' });
 router.on('transfer', (transfer, kind) => say(`  ← callback ${kind} (${transfer.transferId})`));
 const callbackServer = createServer(router.nodeHandler);
 await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));

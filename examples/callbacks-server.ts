@@ -1,20 +1,27 @@
 /**
  * A node:http server that receives bridge callbacks through the router: typed, de-duplicated,
- * never going backwards, with a shared-token check standing in for delivery authentication.
+ * never going backwards, with a shared secret header, compared in constant time, standing in for
+ * the delivery authentication your deployment agreed on.
  *
  *   node --import tsx examples/callbacks-server.ts            # simulator drives transfers into it, then exits
  *   CALLBACK_PORT=8080 CALLBACK_TOKEN=… PARTNER_BASE_URL=… …  # stays up for a real deployment
  */
+import { timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createCallbackRouter } from 'partner-s2s-sdk';
 import { connect, say } from './setup.js';
 
 const token = process.env.CALLBACK_TOKEN ?? 'demo-callback-token';
+const expected = Buffer.from(token);
 const router = createCallbackRouter({
   // The specification leaves delivery authentication open: use what your deployment agreed on.
-  authenticate: (request) =>
-    request.headers.get('x-callback-token') === token || request.remoteAddress === '127.0.0.1',
+  // No peer-address shortcut: behind a local reverse proxy every request comes from 127.0.0.1.
+  authenticate: (request) => {
+    const given = Buffer.from(request.headers.get('x-callback-token') ?? '');
+    // timingSafeEqual needs equal lengths; comparing lengths first leaks only the length.
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  },
 });
 router.on('bridge_transfer_submitted', (t) =>
   say(`submitted        ${t.transferId} ${t.source.amount} ${t.source.token}`),
@@ -46,7 +53,10 @@ say(`Receiving callbacks on ${url}`);
 if (process.env.PARTNER_BASE_URL) {
   say('Waiting for deliveries (Ctrl+C to stop).');
 } else {
-  const { client, userId, signer, sim, close } = await connect({ callbacks: url });
+  const { client, userId, signer, sim, close } = await connect({
+    callbacks: url,
+    callbackHeaders: { 'x-callback-token': token },
+  });
   try {
     const routeId = (await client.bridge.routes())[0]!.routeId;
     const first = await client.bridge.execute({ userId, routeId, amount: '10', signer });
@@ -56,6 +66,9 @@ if (process.env.PARTNER_BASE_URL) {
     sim!.advance(second.transferId, 'source_confirmed');
     sim!.advance(second.transferId, 'refund_pending');
     sim!.advance(second.transferId, 'refunded');
+    // A forged delivery without the secret: refused with 401, never reaching a listener.
+    const forged = await fetch(url, { method: 'POST', body: JSON.stringify(sim!.callbacks[0]) });
+    say(`forged delivery answered ${forged.status}`);
     // A late duplicate, as a retrying sender might deliver it: dropped by the router.
     await fetch(url, {
       method: 'POST',

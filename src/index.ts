@@ -48,6 +48,7 @@ export {
 } from './callbacks/router.js';
 export { type CallbackStore, MemoryCallbackStore } from './callbacks/store.js';
 export { API_PREFIX, type FetchLike, PartnerClient, type PartnerClientOptions } from './client.js';
+export { CallbackTimeoutError, type CallbackTimeoutStage } from './errors/callback-errors.js';
 export * from './errors/index.js';
 export type { Bridge } from './resources/bridge.js';
 export { Page, PagePromise } from './resources/pagination.js';

@@ -80,7 +80,7 @@ describe('callback router', () => {
   const at = (status: TransferStatus, id = 'tr_1') => transfer({ transferId: id, status });
 
   it('dispatches each kind once, drops duplicates and never goes backwards', async () => {
-    const router = createCallbackRouter();
+    const router = createCallbackRouter({ authenticate: 'none' });
     const seen: string[] = [];
     const ignored: IgnoredCallback[] = [];
     router.on('transfer', (t, kind) => void seen.push(`${t.transferId}:${kind}`));
@@ -110,7 +110,7 @@ describe('callback router', () => {
   });
 
   it('lets a skipped state through and follows the refund path', async () => {
-    const router = createCallbackRouter();
+    const router = createCallbackRouter({ authenticate: 'none' });
     const seen: string[] = [];
     router.on('transfer', (t) => void seen.push(t.status));
     for (const status of [
@@ -126,7 +126,7 @@ describe('callback router', () => {
   });
 
   it('keeps transfers apart and reports unknown bodies', async () => {
-    const router = createCallbackRouter();
+    const router = createCallbackRouter({ authenticate: 'none' });
     const delivered: string[] = [];
     const unknown: unknown[] = [];
     router.on('bridge_transfer_delivered', (t) => void delivered.push(t.transferId));
@@ -139,7 +139,7 @@ describe('callback router', () => {
   });
 
   it('a throwing listener does not stop the others', async () => {
-    const router = createCallbackRouter();
+    const router = createCallbackRouter({ authenticate: 'none' });
     const errors: unknown[] = [];
     const reached: string[] = [];
     router.on('bridge_transfer_submitted', () => {
@@ -159,7 +159,7 @@ describe('callback router', () => {
 
   it('bounds the default store', async () => {
     const store = new MemoryCallbackStore(100);
-    const router = createCallbackRouter({ store });
+    const router = createCallbackRouter({ authenticate: 'none', store });
     for (let i = 0; i < 1000; i++) await router.dispatch(at('submitted', `t${i}`));
     expect(store.size).toBe(100);
   });
@@ -173,8 +173,8 @@ describe('callback router', () => {
       },
       set: async (id, status) => void shared.set(id, status),
     };
-    const a = createCallbackRouter({ store });
-    const b = createCallbackRouter({ store });
+    const a = createCallbackRouter({ authenticate: 'none', store });
+    const b = createCallbackRouter({ authenticate: 'none', store });
     let dispatched = 0;
     for (const router of [a, b]) router.on('transfer', () => void dispatched++);
     await a.dispatch(at('delivered'));
@@ -184,7 +184,7 @@ describe('callback router', () => {
   });
 
   it('handles concurrent deliveries of one transfer in order', async () => {
-    const router = createCallbackRouter();
+    const router = createCallbackRouter({ authenticate: 'none' });
     const seen: string[] = [];
     router.on('transfer', (t) => void seen.push(t.status));
     await Promise.all(
@@ -208,7 +208,7 @@ describe('callback router', () => {
         async (which, picks) => {
           const history = path[which]!;
           const deliveries = picks.map((p) => history[p % history.length]!);
-          const router = createCallbackRouter();
+          const router = createCallbackRouter({ authenticate: 'none' });
           const seen: string[] = [];
           router.on('transfer', (t) => void seen.push(t.status));
           for (const status of deliveries) await router.dispatch(at(status));
@@ -226,8 +226,8 @@ describe('callback router', () => {
 describe('handlers', () => {
   const body = JSON.stringify(transfer({ status: 'delivered' }));
 
-  function routerWithLog(options: Parameters<typeof createCallbackRouter>[0] = {}) {
-    const router = createCallbackRouter(options);
+  function routerWithLog(options: Partial<Parameters<typeof createCallbackRouter>[0]> = {}) {
+    const router = createCallbackRouter({ authenticate: 'none', ...options });
     const seen: BridgeTransfer[] = [];
     router.on('transfer', (t) => void seen.push(t));
     return { router, seen };
@@ -312,8 +312,8 @@ describe('handlers', () => {
 });
 
 describe('waiting on callbacks', () => {
-  it('transfers.wait resolves from a callback, reading only once', async () => {
-    const router = createCallbackRouter();
+  it('transfers.wait wakes on a callback and confirms it with one read', async () => {
+    const router = createCallbackRouter({ authenticate: 'none' });
     const url = await serve(router.nodeHandler);
     const sim = createPartnerSimulator({ callbacks: url });
     const client = new PartnerClient({ baseUrl: sim.baseUrl, ...sim.demo.credentials, fetch: sim.fetch });
@@ -334,6 +334,7 @@ describe('waiting on callbacks', () => {
     sim.advance(transferId, 'delivered');
     const final = await waiting;
     expect(final.status).toBe('delivered');
-    expect(reads()).toBe(1);
+    // The first read, then one that confirms the callback: a callback alone never resolves a wait.
+    expect(reads()).toBe(2);
   });
 });

@@ -111,10 +111,11 @@ describe('endpoints', () => {
 
   it('transfers.get() reads one transfer of a user', async () => {
     const service = mockService({
-      routes: { 'GET /bridge/transfers/tr%2F1': () => json({ data: transfer({ transferId: 'tr/1' }) }) },
+      // ':' is an id character the path must still encode; a slash is no longer a valid id.
+      routes: { 'GET /bridge/transfers/tr%3A1': () => json({ data: transfer({ transferId: 'tr:1' }) }) },
     });
-    const result = await makeClient(service).bridge.transfers.get({ userId: 'user-1', transferId: 'tr/1' });
-    expect(result.transferId).toBe('tr/1');
+    const result = await makeClient(service).bridge.transfers.get({ userId: 'user-1', transferId: 'tr:1' });
+    expect(result.transferId).toBe('tr:1');
     expect(service.calls.at(-1)!.url.searchParams.get('userId')).toBe('user-1');
   });
 });

@@ -56,7 +56,7 @@ describe('import cost', () => {
       const summary = await sdk.verifyBridgeBatch(${batch});
       if (summary.source.amount !== '25.5') throw new Error('not verified');
       const client = new sdk.PartnerClient({ baseUrl: 'https://p.test', clientId: 'c', clientSecret: 's', fetch: async () => new Response('{}') });
-      sdk.createCallbackRouter();
+      sdk.createCallbackRouter({ authenticate: 'none' });
       sdk.parseBridgeCallback('{"kind":"portfolio"}');
     `);
     // The hook saw the SDK's own packages load, so an empty viem list means something.

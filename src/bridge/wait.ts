@@ -39,8 +39,10 @@ export interface TransferSource {
 /** Options of `bridge.transfers.wait`; `timeoutMs` here bounds the whole wait, not one read. */
 export interface WaitOptions extends Omit<RequestOptions, 'timeoutMs'> {
   /**
-   * Resolve from callbacks as they arrive through this router; reads continue as a fallback, at
-   * `pollIntervalMs` (then 15 s by default, growing to a minute).
+   * Wake up on callbacks as they arrive through this router; reads continue as a fallback, at
+   * `pollIntervalMs` (then 15 s by default, growing to a minute). A callback is never taken on its
+   * word: it triggers one read of the transfer, and the wait resolves with what that read says. A
+   * forged or stale callback therefore costs one read and the wait goes on.
    *
    * @example
    * const final = await client.bridge.transfers.wait({ userId, transferId }, { router });
@@ -88,17 +90,18 @@ export async function pollTransfer(
   const router = options.router;
   let delay = options.pollIntervalMs ?? (router ? 15_000 : 2_000);
   const maxDelay = options.maxPollIntervalMs ?? (router ? 60_000 : 15_000);
-  let fromCallback: BridgeTransfer | undefined;
+  // Set by a callback claiming the awaited state; cleared by the read that confirms or refutes it.
+  let claimed = false;
   let wake: (() => void) | undefined;
   const onTransfer = (transfer: BridgeTransfer) => {
     if (transfer.transferId !== params.transferId || !hasReached(transfer.status, params.until)) return;
-    fromCallback = transfer;
+    claimed = true;
     wake?.();
   };
   router?.on('transfer', onTransfer);
   try {
     for (;;) {
-      if (fromCallback) return fromCallback;
+      claimed = false;
       let transfer: BridgeTransfer;
       try {
         transfer = await read({
@@ -106,15 +109,15 @@ export async function pollTransfer(
           ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
         });
       } catch (error) {
-        if (fromCallback) return fromCallback;
         if (controller.signal.aborted) throw stopped();
         throw error;
       }
       if (hasReached(transfer.status, params.until)) return transfer;
-      if (fromCallback) return fromCallback;
       // Checked here, not only by the timer: reads that settle without I/O would never let it fire.
       const left = deadline - Date.now();
       if (left <= 0 || controller.signal.aborted) throw stopped();
+      // A callback that came during the read is confirmed by the next read, without a nap.
+      if (claimed) continue;
       // One nap per round, cut short by a callback or the caller, so that no timer outlives the wait.
       const nap = new AbortController();
       const endNap = () => nap.abort();
@@ -123,8 +126,8 @@ export async function pollTransfer(
       await sleep(Math.min(delay, left), nap.signal, () => undefined).catch(() => undefined);
       controller.signal.removeEventListener('abort', endNap);
       wake = undefined;
-      if (controller.signal.aborted && !fromCallback) throw stopped();
-      delay = Math.min(maxDelay, Math.round(delay * 1.5));
+      if (controller.signal.aborted) throw stopped();
+      if (!claimed) delay = Math.min(maxDelay, Math.round(delay * 1.5));
     }
   } finally {
     clearTimeout(timer);

@@ -1,5 +1,5 @@
 import { CallbackParseError } from '../errors/bridge-errors.js';
-import { type BridgeTransfer, bridgeSchemas } from '../schemas/bridge.js';
+import { type BridgeTransfer, bridgeSchemas, TRANSFER_STATES } from '../schemas/bridge.js';
 
 /** The callback kinds of the specification, one per state that sends a callback. */
 export const CALLBACK_KINDS = [
@@ -39,15 +39,23 @@ function decode(body: unknown): unknown {
   return body;
 }
 
-/** A bridge transfer carries these; a body without them is some other kind of callback. */
+const STATES: ReadonlySet<string> = new Set(TRANSFER_STATES);
+/** Fields only a bridge transfer carries; portfolio callbacks share the endpoint but not these. */
+const BRIDGE_FIELDS = ['transferId', 'routeId', 'providerRef', 'srcTxHash', 'source', 'destination'] as const;
+
+/**
+ * Whether a body claims to be a bridge transfer. One that claims it and is broken must be refused
+ * (answered 400), not passed on as `unknown`: a 200 would acknowledge a delivery nobody handled.
+ */
 function looksLikeBridgeTransfer(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const record = value as Record<string, unknown>;
+  // A state added by the service later still counts when the body has the transfer's own ids.
+  if ('transferId' in record && 'routeId' in record && 'status' in record) return true;
   return (
-    typeof value === 'object' &&
-    value !== null &&
-    !Array.isArray(value) &&
-    'transferId' in value &&
-    'routeId' in value &&
-    'status' in value
+    typeof record.status === 'string' &&
+    STATES.has(record.status) &&
+    BRIDGE_FIELDS.some((field) => field in record)
   );
 }
 
@@ -55,12 +63,30 @@ function looksLikeBridgeTransfer(value: unknown): value is Record<string, unknow
  * Reads a callback body (the raw text, bytes, or an already parsed object). A bridge transfer is
  * validated with the same schema as `transfers.get`; its kind follows from its status.
  *
- * @throws CallbackParseError for broken JSON, or a bridge transfer with missing or mistyped fields.
+ * A body counts as a bridge transfer when it has `transferId`, `routeId` and `status`, or when its
+ * `status` is one of the specified transfer states and it carries any of `transferId`, `routeId`,
+ * `providerRef`, `srcTxHash`, `source` or `destination`. Ids are 1 to 128 characters of
+ * `A-Z a-z 0-9 _ : . -`.
+ *
+ * @throws CallbackParseError for broken JSON, a bridge transfer with missing or mistyped fields, or
+ *   a value whose reads throw (the original error in `cause`).
  * @example
  * const parsed = parseBridgeCallback(await request.text());
  * if (parsed.kind === 'bridge_transfer_delivered') markDelivered(parsed.transfer);
  */
 export function parseBridgeCallback(body: unknown, options: { strict?: boolean } = {}): ParsedCallback {
+  try {
+    return parse(body, options);
+  } catch (error) {
+    if (error instanceof CallbackParseError) throw error;
+    // A Proxy or a throwing getter: what the caller handed over cannot be read.
+    throw new CallbackParseError('The callback body could not be read: reading it threw', [], {
+      cause: error,
+    });
+  }
+}
+
+function parse(body: unknown, options: { strict?: boolean }): ParsedCallback {
   const value = decode(body);
   if (!looksLikeBridgeTransfer(value)) return { kind: 'unknown', body: value };
   const result = bridgeSchemas(options.strict ?? false).transfer.safeParse(value);

@@ -3,8 +3,10 @@ import { EventEmitter } from 'eventemitter3';
 import { z } from 'zod';
 import { stateRank } from '../bridge/wait.js';
 import { CallbackParseError } from '../errors/bridge-errors.js';
-import { byteCount, parseArgs, withMethods } from '../internal/args.js';
+import { CallbackTimeoutError, type CallbackTimeoutStage } from '../errors/callback-errors.js';
+import { byteCount, durationMs, parseArgs, readArgs, withMethods } from '../internal/args.js';
 import { type BridgeTransfer, FINAL_STATES } from '../schemas/bridge.js';
+import { readText } from '../transport/abort.js';
 import { type BridgeCallbackKind, type ParsedCallback, parseBridgeCallback } from './parse.js';
 import { type CallbackStore, MemoryCallbackStore } from './store.js';
 
@@ -42,7 +44,10 @@ export interface CallbackRouterEvents extends KindListeners {
   unknown: (body: unknown) => void | Promise<void>;
   /** A duplicate, a state older than one already dispatched, or a state with no callback kind. */
   ignored: (ignored: IgnoredCallback) => void | Promise<void>;
-  /** A listener threw or rejected; the other listeners still ran. */
+  /**
+   * A listener threw or rejected (the other listeners still ran), a delivery did not settle within
+   * `listenerTimeoutMs` (a `CallbackTimeoutError`), or the store failed.
+   */
   error: (error: unknown) => void;
 }
 
@@ -54,14 +59,42 @@ export interface CallbackRouterOptions {
    */
   store?: CallbackStore;
   /**
-   * Decides whether a delivery is genuine. The specification defines no delivery authentication, so
-   * the SDK invents none: check a shared header, the peer address or mTLS details here. A rejected
-   * delivery never reaches a listener and is answered 401.
+   * Decides whether a delivery is genuine; required. The specification defines no delivery
+   * authentication, so the SDK invents none: check a shared secret header (in constant time), an
+   * HMAC of `body`, or mTLS details here. A rejected delivery never reaches a listener and is
+   * answered 401; a check that does not settle within `listenerTimeoutMs` is answered 503.
+   *
+   * `'none'` accepts every delivery. Only for tests, or when something in front of the handler
+   * already authenticated the request: anyone who can reach the endpoint can then forge callbacks.
    *
    * @example
-   * authenticate: (req) => req.headers.get('x-callback-token') === process.env.CALLBACK_TOKEN
+   * const expected = Buffer.from(process.env.CALLBACK_TOKEN!);
+   * authenticate: (req) => {
+   *   const given = Buffer.from(req.headers.get('x-callback-token') ?? '');
+   *   return given.length === expected.length && crypto.timingSafeEqual(given, expected);
+   * }
    */
-  authenticate?: (request: CallbackRequest) => boolean | Promise<boolean>;
+  authenticate: ((request: CallbackRequest) => boolean | Promise<boolean>) | 'none';
+  /**
+   * How long the listeners of one delivery, the `authenticate` check and each store call may take.
+   * Past it the delivery is answered 503 and its state is not recorded (the service's redelivery
+   * dispatches it again), the `error` event gets a `CallbackTimeoutError`, the transfer's later
+   * deliveries go ahead, and whatever the late work does afterwards is ignored.
+   *
+   * @default 10000
+   * @example
+   * createCallbackRouter({ authenticate, listenerTimeoutMs: 30_000 }); // a slow ledger write
+   */
+  listenerTimeoutMs?: number;
+  /**
+   * How long reading one request body may take; a slower body is answered 408 and the connection
+   * closed, whatever the server's own `requestTimeout` (even 0).
+   *
+   * @default 10000
+   * @example
+   * createCallbackRouter({ authenticate, bodyTimeoutMs: 5_000 });
+   */
+  bodyTimeoutMs?: number;
   /**
    * Largest body accepted, in bytes; larger deliveries are answered 413.
    * @default 1048576 (1 MiB)
@@ -78,58 +111,75 @@ export type DispatchOutcome =
   | { outcome: 'unknown'; body: unknown };
 
 const MIB = 1024 * 1024;
+const DEFAULT_TIMEOUT_MS = 10_000;
 
 class BodyTooLarge extends Error {}
+class BodyTimedOut extends Error {}
 
 const routerOptionsSchema = z.looseObject({
   store: withMethods<CallbackStore>(['get', 'set'], 'must have get and set methods').optional(),
-  authenticate: z
-    .custom<NonNullable<CallbackRouterOptions['authenticate']>>(
-      (value) => typeof value === 'function',
-      'must be a function',
-    )
-    .optional(),
+  authenticate: z.custom<CallbackRouterOptions['authenticate']>(
+    (value) => typeof value === 'function' || value === 'none',
+    "is required: a function that checks each delivery, or 'none' to accept every delivery (anyone who can reach the endpoint can then forge callbacks)",
+  ),
   maxBodyBytes: byteCount.optional(),
   strict: z.boolean({ error: 'must be true or false' }).optional(),
+  listenerTimeoutMs: durationMs.optional(),
+  bodyTimeoutMs: durationMs.optional(),
 });
+
+/** Whether the work of one bounded step may still have effects; cleared once it timed out. */
+interface Run {
+  live: boolean;
+}
 
 /**
  * Routes bridge callbacks to typed listeners, once each and never backwards for one transfer.
  * Mount `fetchHandler` (Hono, Bun, Deno, workers) or `nodeHandler` (node:http, Express).
  *
  * @example
- * const router = createCallbackRouter({ authenticate: (r) => r.headers.get('x-token') === TOKEN });
+ * const router = createCallbackRouter({ authenticate: (r) => sameSecret(r.headers.get('x-token'), TOKEN) });
  * router.on('bridge_transfer_delivered', (transfer) => credit(transfer.userId, transfer.destination.amount));
  * router.on('bridge_transfer_refunded', (transfer) => notifyRefund(transfer));
  * http.createServer(router.nodeHandler).listen(8080);
  */
 export class CallbackRouter extends EventEmitter<CallbackRouterEvents> {
   readonly #store: CallbackStore;
-  readonly #authenticate: CallbackRouterOptions['authenticate'];
+  readonly #authenticate: Exclude<CallbackRouterOptions['authenticate'], 'none'> | undefined;
   readonly #maxBodyBytes: number;
   readonly #strict: boolean;
+  readonly #timeoutMs: number;
+  readonly #bodyTimeoutMs: number;
   /** Deliveries for one transfer are handled one after another, so the order check sees each. */
   readonly #queues = new Map<string, Promise<unknown>>();
 
-  constructor(options: CallbackRouterOptions = {}) {
+  constructor(options: CallbackRouterOptions) {
     super();
-    const checked = parseArgs(routerOptionsSchema, options, 'createCallbackRouter');
+    const checked = parseArgs(routerOptionsSchema, options ?? {}, 'createCallbackRouter');
     this.#store = checked.store ?? new MemoryCallbackStore();
-    this.#authenticate = checked.authenticate;
+    this.#authenticate = checked.authenticate === 'none' ? undefined : checked.authenticate;
     this.#maxBodyBytes = checked.maxBodyBytes ?? MIB;
     this.#strict = checked.strict ?? false;
+    this.#timeoutMs = checked.listenerTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#bodyTimeoutMs = checked.bodyTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   }
 
   /**
    * Parses one callback body and dispatches it. Use it directly when the framework already read
-   * the body; the handlers call it for you.
+   * (and authenticated) the body; the handlers call it for you. The state is recorded after the
+   * listeners settled, so a delivery that timed out is dispatched again when it comes again.
    *
-   * @throws CallbackParseError for a broken body.
+   * @throws CallbackParseError for a broken body; CallbackTimeoutError when listeners or the store
+   *   did not settle within `listenerTimeoutMs`; whatever the store threw.
+   * @example
+   * app.post('/callbacks', async (c) => c.json(await router.dispatch(await c.req.json())));
    */
   async dispatch(body: unknown): Promise<DispatchOutcome> {
     const parsed: ParsedCallback = parseBridgeCallback(body, { strict: this.#strict });
     if (parsed.kind === 'unknown') {
-      await this.#emitSafely('unknown', parsed.body);
+      await this.#bounded('listeners', undefined, 'unknown', (run) =>
+        this.#emitSafely(run, 'unknown', parsed.body),
+      );
       return { outcome: 'unknown', body: parsed.body };
     }
     const { transfer } = parsed;
@@ -138,7 +188,7 @@ export class CallbackRouter extends EventEmitter<CallbackRouterEvents> {
     const id = transfer.transferId;
     const previous = this.#queues.get(id) ?? Promise.resolve();
     const run = previous.then(async (): Promise<DispatchOutcome> => {
-      const last = await this.#store.get(id);
+      const last = await this.#bounded('store', id, kind, () => this.#store.get(id));
       if (last === transfer.status) return this.#ignore('duplicate', transfer, last);
       if (
         last !== undefined &&
@@ -146,11 +196,17 @@ export class CallbackRouter extends EventEmitter<CallbackRouterEvents> {
       ) {
         return this.#ignore('stale', transfer, last);
       }
-      await this.#store.set(id, transfer.status);
-      await this.#emitSafely(kind, transfer);
-      await this.#emitSafely('transfer', transfer, kind);
+      // Listeners first, then the record: a delivery whose listeners hung is not marked as seen.
+      // (A listener that throws is reported and still recorded, as before; issue 12's at-least-once
+      // for throws turns #emitSafely's failures into a refusal here.)
+      await this.#bounded('listeners', id, kind, async (live) => {
+        await this.#emitSafely(live, kind, transfer);
+        await this.#emitSafely(live, 'transfer', transfer, kind);
+      });
+      await this.#bounded('store', id, kind, () => this.#store.set(id, transfer.status));
       return { outcome: 'dispatched', kind, transfer };
     });
+    // A timed-out step rejects `run` on time, so the transfer's next delivery does not wait on it.
     const settled = run.catch(() => undefined);
     this.#queues.set(id, settled);
     void settled.then(() => {
@@ -164,26 +220,68 @@ export class CallbackRouter extends EventEmitter<CallbackRouterEvents> {
     transfer: BridgeTransfer,
     previous: string | undefined,
   ): Promise<DispatchOutcome> {
-    await this.#emitSafely('ignored', { reason, transfer, previous });
+    await this.#bounded('listeners', transfer.transferId, 'ignored', (run) =>
+      this.#emitSafely(run, 'ignored', { reason, transfer, previous }),
+    );
     return { outcome: 'ignored', reason, transfer };
+  }
+
+  /**
+   * Runs partner code (listeners, the check, the store) within `listenerTimeoutMs`. On timeout the
+   * step rejects with a `CallbackTimeoutError`, reported on `error`; the work is left to finish on
+   * its own and nothing it does later is reported.
+   */
+  #bounded<T>(
+    stage: CallbackTimeoutStage,
+    transferId: string | undefined,
+    kind: string | undefined,
+    work: (run: Run) => T | Promise<T>,
+  ): Promise<T> {
+    const run: Run = { live: true };
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        run.live = false;
+        const error = new CallbackTimeoutError({ stage, timeoutMs: this.#timeoutMs, transferId, kind });
+        this.#reportError(error);
+        reject(error);
+      }, this.#timeoutMs);
+      Promise.resolve()
+        .then(() => work(run))
+        .then(
+          (value) => {
+            clearTimeout(timer);
+            resolve(value);
+          },
+          (error: unknown) => {
+            clearTimeout(timer);
+            reject(error);
+          },
+        );
+    });
   }
 
   /** Calls every listener, awaiting async ones; one that fails is reported and does not stop the rest. */
   async #emitSafely<E extends keyof CallbackRouterEvents>(
+    run: Run,
     event: E,
     ...args: Parameters<CallbackRouterEvents[E]>
   ): Promise<void> {
     for (const listener of this.listeners(event) as ((...a: unknown[]) => unknown)[]) {
+      if (!run.live) return;
       try {
         await listener(...args);
       } catch (error) {
-        for (const onError of this.listeners('error')) {
-          try {
-            onError(error);
-          } catch {
-            // An error listener that throws has nobody left to tell.
-          }
-        }
+        if (run.live) this.#reportError(error);
+      }
+    }
+  }
+
+  #reportError(error: unknown): void {
+    for (const onError of this.listeners('error')) {
+      try {
+        onError(error);
+      } catch {
+        // An error listener that throws has nobody left to tell.
       }
     }
   }
@@ -200,16 +298,21 @@ export class CallbackRouter extends EventEmitter<CallbackRouterEvents> {
       body = await readBody();
     } catch (error) {
       if (error instanceof BodyTooLarge) return { status: 413, body: { error: 'payload_too_large' } };
+      if (error instanceof BodyTimedOut) return { status: 408, body: { error: 'request_timeout' } };
       return { status: 400, body: { error: 'unreadable_body' } };
     }
-    if (this.#authenticate) {
+    const authenticate = this.#authenticate;
+    if (authenticate) {
       let allowed = false;
       try {
-        allowed = await this.#authenticate({ ...request, body });
-      } catch {
+        allowed = await this.#bounded('authenticate', undefined, undefined, () =>
+          authenticate({ ...request, body }),
+        );
+      } catch (error) {
+        if (error instanceof CallbackTimeoutError) return unavailable;
         allowed = false;
       }
-      if (!allowed) return { status: 401, body: { error: 'unauthenticated' } };
+      if (allowed !== true) return { status: 401, body: { error: 'unauthenticated' } };
     }
     try {
       const outcome = await this.dispatch(body);
@@ -217,7 +320,11 @@ export class CallbackRouter extends EventEmitter<CallbackRouterEvents> {
     } catch (error) {
       if (error instanceof CallbackParseError)
         return { status: 400, body: { error: 'invalid_body', message: error.message } };
-      throw error;
+      // Already reported when it happened.
+      if (error instanceof CallbackTimeoutError) return unavailable;
+      // The store failed: nothing was recorded, so a 5xx makes the service deliver it again.
+      this.#reportError(error);
+      return { status: 500, body: { error: 'internal_error' } };
     }
   }
 
@@ -229,21 +336,29 @@ export class CallbackRouter extends EventEmitter<CallbackRouterEvents> {
    * Bun.serve({ fetch: router.fetchHandler });
    */
   readonly fetchHandler = async (request: Request): Promise<Response> => {
-    const result = await this.#handle(
-      {
-        method: request.method,
-        url: request.url,
-        headers: request.headers,
-        remoteAddress: undefined,
-        raw: request,
-      },
-      () => readWebBody(request, this.#maxBodyBytes),
-    );
+    const described = readArgs('CallbackRouter.fetchHandler', () => ({
+      method: request.method,
+      url: request.url,
+      headers: new Headers(request.headers),
+      remoteAddress: undefined,
+      raw: request,
+    }));
+    const result = await this.#handle(described, () => this.#readWebBody(request));
     return new Response(JSON.stringify(result.body), {
       status: result.status,
       headers: { 'content-type': 'application/json', ...(result.status === 405 ? { allow: 'POST' } : {}) },
     });
   };
+
+  async #readWebBody(request: Request): Promise<string> {
+    const text = await readText(request, this.#bodyTimeoutMs, this.#maxBodyBytes, undefined, {
+      timedOut: () => new BodyTimedOut(),
+      aborted: () => new BodyTimedOut(),
+      broken: (cause) => cause,
+    });
+    if (text === undefined) throw new BodyTooLarge();
+    return text;
+  }
 
   /**
    * A node:http / Express handler. With Express, a body already read by `express.raw()`,
@@ -254,58 +369,48 @@ export class CallbackRouter extends EventEmitter<CallbackRouterEvents> {
    * app.post('/callbacks', express.raw({ type: '*\/*' }), router.nodeHandler);
    */
   readonly nodeHandler = (req: IncomingMessage & { body?: unknown }, res: ServerResponse): void => {
-    const headers = new Headers();
-    for (const [key, value] of Object.entries(req.headers)) {
-      if (typeof value === 'string') headers.set(key, value);
-      else if (Array.isArray(value)) headers.set(key, value.join(', '));
-    }
-    const send = (status: number, body: unknown) => {
-      if (res.headersSent) return;
-      res.writeHead(status, {
-        'content-type': 'application/json',
-        ...(status === 405 ? { allow: 'POST' } : {}),
-      });
-      res.end(JSON.stringify(body));
-    };
-    this.#handle(
-      {
+    const request = readArgs('CallbackRouter.nodeHandler', () => {
+      const headers = new Headers();
+      for (const [key, value] of Object.entries(req.headers)) {
+        if (typeof value === 'string') headers.set(key, value);
+        else if (Array.isArray(value)) headers.set(key, value.join(', '));
+      }
+      return {
         method: req.method ?? 'GET',
         url: req.url ?? '/',
         headers,
         remoteAddress: req.socket?.remoteAddress,
         raw: req,
-      },
-      () => readNodeBody(req, this.#maxBodyBytes),
-    ).then(
-      (result) => {
-        send(result.status, result.body);
-        // The rest of an oversized body is not read: close rather than leave it half consumed.
-        if (result.status === 413 && !req.readableEnded) req.destroy();
-      },
+      };
+    });
+    const send = (status: number, body: unknown) => {
+      try {
+        answer(status, body);
+      } catch (error) {
+        // A response object that cannot be written has nobody to answer; the partner still hears of it.
+        this.#reportError(error);
+      }
+    };
+    const answer = (status: number, body: unknown) => {
+      if (res.headersSent) return;
+      // The rest of an oversized or stalled body is not read: close rather than leave it half consumed.
+      const cut = (status === 413 || status === 408) && !req.readableEnded;
+      if (cut) res.once('finish', () => req.destroy());
+      res.writeHead(status, {
+        'content-type': 'application/json',
+        ...(status === 405 ? { allow: 'POST' } : {}),
+        ...(cut ? { connection: 'close' } : {}),
+      });
+      res.end(JSON.stringify(body));
+    };
+    this.#handle(request, () => readNodeBody(req, this.#maxBodyBytes, this.#bodyTimeoutMs)).then(
+      (result) => send(result.status, result.body),
       () => send(500, { error: 'internal_error' }),
     );
   };
 }
 
-async function readWebBody(request: Request, max: number): Promise<string> {
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined);
-      throw new BodyTooLarge();
-    }
-    chunks.push(value);
-  }
-  return concatText(chunks, size);
-}
-
-function readNodeBody(req: IncomingMessage & { body?: unknown }, max: number): Promise<string> {
+function readNodeBody(req: IncomingMessage & { body?: unknown }, max: number, ms: number): Promise<string> {
   const given = req.body;
   if (
     given !== undefined &&
@@ -325,22 +430,26 @@ function readNodeBody(req: IncomingMessage & { body?: unknown }, max: number): P
     const chunks: Uint8Array[] = [];
     let size = 0;
     let done = false;
+    // The server's own requestTimeout may be 0 (none): a body dripping a byte at a time is cut here.
+    const timer = setTimeout(() => finish(() => reject(new BodyTimedOut())), ms);
+    const finish = (settle: () => void) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      settle();
+    };
     req.on('data', (chunk: Buffer) => {
       if (done) return;
       size += chunk.byteLength;
       if (size > max) {
-        done = true;
-        reject(new BodyTooLarge());
+        finish(() => reject(new BodyTooLarge()));
         return;
       }
       chunks.push(chunk);
     });
-    req.on('end', () => {
-      if (!done) resolve(concatText(chunks, size));
-    });
-    req.on('error', (error) => {
-      if (!done) reject(error);
-    });
+    req.on('end', () => finish(() => resolve(concatText(chunks, size))));
+    req.on('error', (error) => finish(() => reject(error)));
+    req.on('close', () => finish(() => reject(new Error('the request closed before its body ended'))));
   });
 }
 
@@ -354,13 +463,15 @@ function concatText(chunks: Uint8Array[], size: number): string {
   return new TextDecoder().decode(all);
 }
 
+const unavailable = { status: 503, body: { error: 'callback_timeout' } } as const;
+
 /**
- * Creates a callback router.
+ * Creates a callback router. `authenticate` is required: a check of each delivery, or `'none'`.
  *
  * @example
- * const router = createCallbackRouter();
+ * const router = createCallbackRouter({ authenticate: (req) => checkSecret(req.headers) });
  * router.on('bridge_transfer_delivered', (transfer) => { … });
  */
-export function createCallbackRouter(options?: CallbackRouterOptions): CallbackRouter {
+export function createCallbackRouter(options: CallbackRouterOptions): CallbackRouter {
   return new CallbackRouter(options);
 }

@@ -187,7 +187,19 @@ export interface BridgeTransfer {
   updatedAt: string;
 }
 
+/**
+ * The longest id the SDK accepts in a transfer: generous for UUIDs (36), ULIDs (26), prefixed and
+ * namespaced ids, yet small enough that a hostile body cannot make the callback store hold
+ * megabytes per entry.
+ */
+export const ID_MAX_LENGTH = 128;
+/** The characters of an id in a transfer: letters, digits and `_ : . -`, 1 to 128 of them. */
+export const ID_PATTERN = /^[A-Za-z0-9_:.-]{1,128}$/;
+
 function build(strict: boolean) {
+  const id = z
+    .string()
+    .regex(ID_PATTERN, `expected an id of 1 to ${ID_MAX_LENGTH} characters A-Z a-z 0-9 _ : . -`);
   const tokenSide = record(strict, {
     symbol: z.string(),
     chain: z.string(),
@@ -245,9 +257,9 @@ function build(strict: boolean) {
     amountRaw: rawAmountString,
   });
   const transfer = record(strict, {
-    transferId: z.string(),
-    userId: z.string(),
-    routeId: z.string(),
+    transferId: id,
+    userId: id,
+    routeId: id,
     status: openEnum(strict, TRANSFER_STATES),
     provider: z.string(),
     providerRef: z.string(),

@@ -32,6 +32,14 @@ export interface SimulatorOptions {
   quoteTtlSec?: number;
   /** Where callbacks go: a URL (POSTed as JSON) or a function given the exact body. */
   callbacks?: string | ((body: BridgeTransfer) => void | Promise<void>);
+  /**
+   * Headers sent with every callback POSTed to a URL, so that the receiving router's
+   * `authenticate` has something to check, as a real deployment's agreed secret header.
+   *
+   * @example
+   * createPartnerSimulator({ callbacks: url, callbackHeaders: { 'x-callback-token': token } });
+   */
+  callbackHeaders?: Record<string, string>;
   /** Create a demo organisation, credential and funded user (`sim.demo`). @default true */
   demo?: boolean;
 }
@@ -242,6 +250,7 @@ export class PartnerSimulator {
   readonly #timers = new Set<ReturnType<typeof setTimeout>>();
   readonly #callbackLog: BridgeTransfer[] = [];
   #callbackTarget: SimulatorOptions['callbacks'];
+  readonly #callbackHeaders: Record<string, string>;
   #offsetMs = 0;
   #seq = 0;
   /** Requests seen, by "METHOD /path" (path below /api/v1/s2s). */
@@ -257,6 +266,7 @@ export class PartnerSimulator {
   constructor(options: SimulatorOptions = {}) {
     this.#options = options;
     this.#callbackTarget = options.callbacks;
+    this.#callbackHeaders = { ...options.callbackHeaders };
     for (const state of defaultRoutes()) this.#routes.set(state.route.routeId, state);
     if (options.demo === false) {
       this.demo = undefined as never;
@@ -1125,7 +1135,7 @@ export class PartnerSimulator {
         : async () => {
             await fetch(target, {
               method: 'POST',
-              headers: { 'content-type': 'application/json' },
+              headers: { ...this.#callbackHeaders, 'content-type': 'application/json' },
               body: JSON.stringify(body),
             });
           };

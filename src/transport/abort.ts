@@ -46,13 +46,13 @@ export interface BodyErrors {
 }
 
 /**
- * Reads a response body to text within `ms`, or until `signal` aborts; either way the body is
+ * Reads a response (or request) body to text within `ms`, or until `signal` aborts; either way the body is
  * cancelled, which releases the connection. A body that breaks off is `broken(cause)`. A body
  * longer than `maxBytes` is cancelled as soon as that is known, and `undefined` is returned: an
  * endless or oversized answer must not fill the heap before the timeout.
  */
 export async function readText(
-  response: Response,
+  response: Pick<Response, 'body' | 'headers'>,
   ms: number,
   maxBytes: number,
   signal: AbortSignal | undefined,
