@@ -256,6 +256,15 @@ describe('pagination', () => {
     expect(second.data.map((t) => t.transferId)).toEqual(['t3']);
   });
 
+  it('asking the last page for the next one is an ArgumentError, and sends nothing', async () => {
+    const service = pagedService(pages, (items, nextCursor) => ({ data: items, nextCursor }));
+    let page = await makeClient(service).bridge.transfers.list({ userId: 'user-1' });
+    while (page.hasNextPage()) page = await page.getNextPage();
+    const sent = service.calls.length;
+    await expect(page.getNextPage()).rejects.toBeInstanceOf(ArgumentError);
+    expect(service.calls.length).toBe(sent);
+  });
+
   it('stops on a cursor the service repeats', async () => {
     const service = mockService({
       routes: { 'GET /bridge/transfers': () => json({ data: [transfer()], nextCursor: 'same' }) },

@@ -200,6 +200,28 @@ describe('guards', () => {
     expect(isPartnerError(null)).toBe(false);
   });
 
+  it('answer false for a value whose reads throw, instead of throwing', () => {
+    const hostile = new Proxy(
+      {},
+      {
+        get() {
+          throw new TypeError('trap');
+        },
+      },
+    );
+    expect(isPartnerError(hostile)).toBe(false);
+    expect(isApiError(hostile, 'X')).toBe(false);
+    // A look-alike carrying both brands whose `code` getter throws is not an API error either.
+    const branded = {
+      [Symbol.for('partner-s2s-sdk.error')]: true,
+      [Symbol.for('partner-s2s-sdk.api-error')]: true,
+      get code(): string {
+        throw new TypeError('getter');
+      },
+    };
+    expect(isApiError(branded, 'X')).toBe(false);
+  });
+
   it('work across two copies of the package', async () => {
     vi.resetModules();
     // A second module instance stands for a second copy of the package (bundled twice, ESM beside CJS).

@@ -49,7 +49,18 @@ export class PartnerError extends Error {
  * if (isPartnerError(e)) console.error(e.name, e.message);
  */
 export function isPartnerError(error: unknown): error is PartnerError {
-  return (
-    typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[ERROR_BRAND] === true
-  );
+  return hasBrand(error, ERROR_BRAND);
+}
+
+/**
+ * Reads a brand without letting the read throw: a guard answers about any value, a Proxy or an
+ * object with a throwing getter included, and such a value is not the SDK's error.
+ */
+export function hasBrand(value: unknown, brand: symbol): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  try {
+    return (value as Record<symbol, unknown>)[brand] === true;
+  } catch {
+    return false;
+  }
 }

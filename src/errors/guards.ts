@@ -1,5 +1,5 @@
 import type { ApiError, ErrorCode } from './api-error.js';
-import { API_ERROR_BRAND, isPartnerError } from './base.js';
+import { API_ERROR_BRAND, hasBrand, isPartnerError } from './base.js';
 
 /**
  * True for an error answer of a data endpoint, optionally with a given `code`. Works across
@@ -10,7 +10,11 @@ import { API_ERROR_BRAND, isPartnerError } from './base.js';
  * if (isApiError(e) && e.status === 503) scheduleRetry();
  */
 export function isApiError(error: unknown, code?: ErrorCode): error is ApiError {
-  if (!isPartnerError(error) || (error as unknown as Record<symbol, unknown>)[API_ERROR_BRAND] !== true)
+  if (!isPartnerError(error) || !hasBrand(error, API_ERROR_BRAND)) return false;
+  // The SDK's own errors have plain fields; a branded look-alike whose `code` throws is not one.
+  try {
+    return code === undefined || (error as ApiError).code === code;
+  } catch {
     return false;
-  return code === undefined || (error as ApiError).code === code;
+  }
 }

@@ -1,3 +1,5 @@
+import { ArgumentError } from '../errors/client-errors.js';
+
 /**
  * One page of a list. Iterate it with `for await` to walk every item of this page and the pages
  * after it.
@@ -24,7 +26,13 @@ export class Page<T> implements AsyncIterable<T> {
 
   /** Fetches the next page; throws when there is none (check `hasNextPage()` first). */
   getNextPage(): Promise<Page<T>> {
-    if (this.nextCursor === null) return Promise.reject(new RangeError('This is the last page'));
+    if (this.nextCursor === null) {
+      return Promise.reject(
+        new ArgumentError('Page.getNextPage', [
+          { path: '', message: 'this is the last page: check hasNextPage() first' },
+        ]),
+      );
+    }
     return this.#fetchPage(this.nextCursor);
   }
 
@@ -56,6 +64,11 @@ export class PagePromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
   #promise: Promise<Page<T>> | undefined;
 
   constructor(load: () => Promise<Page<T>>) {
+    if (typeof load !== 'function') {
+      throw new ArgumentError('PagePromise', [
+        { path: 'load', message: 'must be a function returning a page' },
+      ]);
+    }
     this.#load = load;
   }
 
