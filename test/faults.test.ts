@@ -89,12 +89,19 @@ describe('faults on a real connection', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
-  it('a 5xx storm: maxRetries + 1 attempts, then the typed error', async () => {
+  it.each([
+    [503, ServiceUnavailableError],
+    [500, InternalServerError],
+    [501, InternalServerError],
+    [505, InternalServerError],
+  ])('a %i storm: maxRetries + 1 attempts, then the typed error saying so', async (status, type) => {
     const { server, client } = await setup({
       'GET /bridge/routes': (_req, res) =>
-        jsonReply(res, 503, { statusCode: 503, error: 'Service Unavailable', code: 'DOWN', message: 'down' }),
+        jsonReply(res, status, { statusCode: status, error: 'Down', code: 'DOWN', message: 'down' }),
     });
-    await expect(client.bridge.routes()).rejects.toBeInstanceOf(ServiceUnavailableError);
+    const error = await client.bridge.routes().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(type);
+    expect((error as InternalServerError).attempts).toBe(3);
     expect(server.count('GET /bridge/routes')).toBe(3);
   });
 

@@ -120,7 +120,9 @@ export class Bridge {
 
   /**
    * Builds the unsigned batch for a bridge. Verify it with `verifyBridgeBatch` before signing.
-   * Needs `bridge:read` and `transactions:write`.
+   * Needs `bridge:read` and `transactions:write`. Retried like a read (connection errors, timeouts,
+   * 429, any 5xx): an attempt whose answer was lost may leave an unsigned intent behind, which
+   * nothing signs and which simply expires.
    *
    * @example
    * const built = await client.bridge.construct({ userId, routeId, amount: '25.5' });
