@@ -269,6 +269,24 @@ describe('submit outcome', () => {
     expect(service.count('POST /bridge/transaction/batch/send')).toBe(1);
   });
 
+  it("reads under the call's timeoutMs, each read one attempt: the schedule is the only retry", async () => {
+    vi.useFakeTimers();
+    const service = bridgeService({
+      'POST /bridge/transaction/batch/send': hangOnce,
+      'GET /bridge/transfers/tr_1': hangOnce,
+    });
+    const client = makeClient(service, { maxRetries: 2 });
+    const error = await settle(
+      client.bridge.execute(
+        { userId: 'user-1', routeId: 'base-usdc-to-bsc-usdc', amount: '25.5', signer: account },
+        { timeoutMs: 50 },
+      ),
+    );
+    expect(error).toBeInstanceOf(SubmitOutcomeUnknownError);
+    expect(service.count('POST /bridge/transaction/batch/send')).toBe(1);
+    expect(service.count('GET /bridge/transfers/tr_1')).toBe(4);
+  });
+
   it('treats a re-submit answered as spent as success when the transfer moved on', async () => {
     const service = bridgeService({
       'POST /bridge/transaction/batch/send': () =>

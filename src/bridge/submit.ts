@@ -111,10 +111,16 @@ export async function resolveSubmitOutcome(
   if (!known) throw cause instanceof IntentNotFoundError ? cause : unknown();
   const aborted = options?.signal?.aborted === true;
   const checkMs = Math.min(options?.timeoutMs ?? OUTCOME_CHECK_AFTER_ABORT_MS, OUTCOME_CHECK_AFTER_ABORT_MS);
+  // The schedule is the retry: each read is one attempt, so that four reads stay four and the
+  // whole resolution stays within the waits plus four times the call's attempt time.
   const readOptions = (): RequestOptions =>
     aborted
       ? { signal: AbortSignal.timeout(checkMs), timeoutMs: checkMs, maxRetries: 0 }
-      : { ...(options?.signal ? { signal: options.signal } : {}) };
+      : {
+          ...(options?.signal ? { signal: options.signal } : {}),
+          ...(options?.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+          maxRetries: 0,
+        };
   for (const delay of aborted ? [0] : OUTCOME_READ_DELAYS_MS) {
     if (delay > 0) {
       try {
