@@ -56,7 +56,7 @@ export interface PartnerClientOptions {
    */
   timeoutMs?: number;
   /**
-   * Retries after a connection error, a timeout, 429, 502, 503 or 504. A submit is never retried.
+   * Retries after a connection error, a timeout, 429 or any 5xx. A submit is never retried.
    * @default 2
    */
   maxRetries?: number;

@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import type { ServerResponse } from 'node:http';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ApiError,
@@ -8,21 +10,26 @@ import {
   InvalidClientError,
   isPartnerError,
   PartnerClient,
+  type PartnerClientOptions,
   RateLimitError,
   ResponseValidationError,
   ServiceUnavailableError,
   SubmitOutcomeUnknownError,
   TimeoutError,
 } from '../src/index.js';
+import { freshConstruct } from './helpers/batches.js';
 import { faultServer, jsonReply, token } from './helpers/fault-server.js';
-import { route } from './helpers/fixtures.js';
+import { route, transfer } from './helpers/fixtures.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()));
 });
 
-async function setup(handlers: Parameters<typeof faultServer>[0]) {
+async function setup(
+  handlers: Parameters<typeof faultServer>[0],
+  options: Partial<PartnerClientOptions> = {},
+) {
   const server = await faultServer({ 'POST /auth/token': token, ...handlers });
   closers.push(server.close);
   const client = new PartnerClient({
@@ -32,6 +39,7 @@ async function setup(handlers: Parameters<typeof faultServer>[0]) {
     maxRetries: 2,
     timeoutMs: 300,
     retry: { minDelayMs: 5, maxDelayMs: 20, maxRetryTimeMs: 5_000 },
+    ...options,
   });
   return { server, client };
 }
@@ -81,12 +89,19 @@ describe('faults on a real connection', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
-  it('a 5xx storm: maxRetries + 1 attempts, then the typed error', async () => {
+  it.each([
+    [503, ServiceUnavailableError],
+    [500, InternalServerError],
+    [501, InternalServerError],
+    [505, InternalServerError],
+  ])('a %i storm: maxRetries + 1 attempts, then the typed error saying so', async (status, type) => {
     const { server, client } = await setup({
       'GET /bridge/routes': (_req, res) =>
-        jsonReply(res, 503, { statusCode: 503, error: 'Service Unavailable', code: 'DOWN', message: 'down' }),
+        jsonReply(res, status, { statusCode: status, error: 'Down', code: 'DOWN', message: 'down' }),
     });
-    await expect(client.bridge.routes()).rejects.toBeInstanceOf(ServiceUnavailableError);
+    const error = await client.bridge.routes().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(type);
+    expect((error as InternalServerError).attempts).toBe(3);
     expect(server.count('GET /bridge/routes')).toBe(3);
   });
 
@@ -282,6 +297,112 @@ describe('faults on a real connection', () => {
     const redirected = new PartnerClient({ baseUrl: tokenRedirect.url, clientId: 'c', clientSecret: 's' });
     await expect(redirected.bridge.routes()).rejects.toBeInstanceOf(ApiError);
     expect(elsewhere.count('POST /auth/token') + elsewhere.count('GET /bridge/routes')).toBe(0);
+  });
+});
+
+describe('a submit on a real connection, through execute', () => {
+  const account = privateKeyToAccount(generatePrivateKey());
+  const construct = freshConstruct(account.address);
+  const SEND = 'POST /bridge/transaction/batch/send';
+  const READ = 'GET /bridge/transfers/tr_1';
+  const ids = { intentId: 'int_1', transferId: 'tr_1', userOpHash: construct.bundle.userOpHash };
+  const html = (res: ServerResponse, status: number, body: string) => {
+    res.writeHead(status, { 'content-type': 'text/html' });
+    res.end(body);
+  };
+
+  async function bridgeServer(submit: Parameters<typeof faultServer>[0][string], status = 'submitted') {
+    return setup(
+      {
+        'GET /bridge/routes': (_req, res) => jsonReply(res, 200, { data: [route()] }),
+        'POST /bridge/construct/transaction/batch': (_req, res) => jsonReply(res, 200, { data: construct }),
+        [READ]: (_req, res) => jsonReply(res, 200, { data: transfer({ status: status as 'submitted' }) }),
+        [SEND]: submit,
+      },
+      { maxResponseBytes: 64 * 1024 },
+    );
+  }
+  const execute = (client: PartnerClient, signal?: AbortSignal) =>
+    client.bridge.execute(
+      { userId: 'user-1', routeId: 'base-usdc-to-bsc-usdc', amount: '25.5', signer: account },
+      signal ? { signal } : undefined,
+    );
+
+  const unclear: [string, Parameters<typeof faultServer>[0][string]][] = [
+    ['a 200 HTML page', (_req, res) => html(res, 200, '<html>accepted</html>')],
+    ['an empty 200', (_req, res) => html(res, 200, '')],
+    ['a 200 with JSON cut short', (_req, res) => html(res, 200, '{"data":{"transferId":"tr_1"')],
+    [
+      'a 200 over maxResponseBytes',
+      (_req, res) => jsonReply(res, 200, { data: { ...ids, pad: 'x'.repeat(1 << 20) } }),
+    ],
+    [
+      'a gateway 503 page',
+      (_req, res) => html(res, 503, '<html>upstream connect error or disconnect/reset</html>'),
+    ],
+    [
+      'a 500',
+      (_req, res) =>
+        jsonReply(res, 500, {
+          statusCode: 500,
+          error: 'Internal Server Error',
+          code: 'INTERNAL',
+          message: 'x',
+        }),
+    ],
+    ['a 504', (_req, res) => html(res, 504, 'Gateway Timeout')],
+    [
+      'a 401 on a cached token',
+      (_req, res) =>
+        jsonReply(
+          res,
+          401,
+          { statusCode: 401, error: 'Unauthorized', code: 'UNAUTHORIZED', message: 'revoked' },
+          { 'www-authenticate': 'Bearer error="invalid_token"' },
+        ),
+    ],
+  ];
+
+  it.each(unclear)('%s: one submit, the transfer is read and returned', async (_, submit) => {
+    const { server, client } = await bridgeServer(submit);
+    const result = await execute(client);
+    expect(result.transferId).toBe('tr_1');
+    expect(server.count(SEND)).toBe(1);
+    expect(server.count(READ)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('the caller aborts once the service has the submit: one submit, one read, the transfer', async () => {
+    const controller = new AbortController();
+    const { server, client } = await bridgeServer(() => controller.abort());
+    const result = await execute(client, controller.signal);
+    expect(result.transferId).toBe('tr_1');
+    expect(server.count(SEND)).toBe(1);
+    expect(server.count(READ)).toBe(1);
+  });
+
+  it('the caller aborts and the transfer is still pending: SubmitOutcomeUnknownError with the ids', async () => {
+    const controller = new AbortController();
+    const { server, client } = await bridgeServer(() => controller.abort(), 'pending');
+    const error = await execute(client, controller.signal).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SubmitOutcomeUnknownError);
+    expect(error).toMatchObject(ids);
+    expect(server.count(SEND)).toBe(1);
+    expect(server.count(READ)).toBe(1);
+  });
+
+  it("the service's own 503 is a refusal: thrown with the ids, sent once", async () => {
+    const { server, client } = await bridgeServer((_req, res) =>
+      jsonReply(res, 503, {
+        statusCode: 503,
+        error: 'Service Unavailable',
+        code: 'BRIDGE_UNREACHABLE',
+        message: 'x',
+      }),
+    );
+    const error = await execute(client).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect(error).toMatchObject(ids);
+    expect(server.count(SEND)).toBe(1);
   });
 });
 

@@ -9,11 +9,12 @@ import {
   isPartnerError,
   PartnerClient,
   parseBridgeCallback,
+  SubmitOutcomeUnknownError,
   signBridgeBatch,
   toRawAmount,
   verifyBridgeBatch,
 } from '../src/index.js';
-import { validConstruct } from './helpers/batches.js';
+import { freshConstruct, validConstruct } from './helpers/batches.js';
 import { route, transfer } from './helpers/fixtures.js';
 import { json, type MockService, makeClient, mockService } from './helpers/mock-fetch.js';
 
@@ -348,6 +349,17 @@ const answer = fc.record({
   ),
 });
 
+/** A handler that gives a drawn answer. */
+const respond = (a: typeof answer extends fc.Arbitrary<infer T> ? T : never) => () =>
+  new Response(a.status === 204 ? null : a.body, {
+    status: a.status,
+    headers: {
+      ...(a.contentType ? { 'content-type': a.contentType } : {}),
+      ...(a.retryAfter !== undefined ? { 'retry-after': a.retryAfter } : {}),
+      ...(a.challenge !== undefined ? { 'www-authenticate': a.challenge } : {}),
+    },
+  });
+
 describe('fuzz: any server answer', () => {
   it('every method gives a result or a typed error, the token endpoint included', async () => {
     await fc.assert(
@@ -356,15 +368,6 @@ describe('fuzz: any server answer', () => {
         fc.option(answer, { nil: undefined }),
         fc.constantFrom(...Object.keys(calls)),
         async (data, token, name) => {
-          const respond = (a: typeof data) => () =>
-            new Response(a.status === 204 ? null : a.body, {
-              status: a.status,
-              headers: {
-                ...(a.contentType ? { 'content-type': a.contentType } : {}),
-                ...(a.retryAfter !== undefined ? { 'retry-after': a.retryAfter } : {}),
-                ...(a.challenge !== undefined ? { 'www-authenticate': a.challenge } : {}),
-              },
-            });
           // No token answer drawn: the token endpoint works and only the data endpoints misbehave.
           const service = mockService({
             ...(token ? { token: respond(token) } : {}),
@@ -380,6 +383,44 @@ describe('fuzz: any server answer', () => {
         },
       ),
       { numRuns: 400, seed: 429 },
+    );
+  });
+});
+
+describe('fuzz: any answer to the submit, through execute', () => {
+  it('one submit; then the transfer, or an error with the ids; an unclear answer only ever resolved', async () => {
+    const construct = freshConstruct(account.address);
+    const ids = { intentId: 'int_1', transferId: 'tr_1', userOpHash: construct.bundle.userOpHash };
+    await fc.assert(
+      fc.asyncProperty(
+        answer,
+        // States that settle the outcome at the first read, so that no run waits for the read schedule.
+        fc.constantFrom('submitted', 'delivered', 'failed', 'expired'),
+        async (data, status) => {
+          const service = mockService({
+            routes: {
+              'GET /bridge/routes': () => json({ data: [route()] }),
+              'POST /bridge/construct/transaction/batch': () => json({ data: construct }),
+              'GET /bridge/transfers/tr_1': () => json({ data: transfer({ status: status as 'submitted' }) }),
+              'POST /bridge/transaction/batch/send': respond(data),
+            },
+          });
+          const client = makeClient(service, { maxRetries: 1, retry: { minDelayMs: 0, maxDelayMs: 1 } });
+          const outcome = await client.bridge
+            .execute({ userId: 'user-1', routeId: 'base-usdc-to-bsc-usdc', amount: '25.5', signer: account })
+            .catch((error: unknown) => error);
+          expect(service.count('POST /bridge/transaction/batch/send')).toBe(1);
+          if (!(outcome instanceof Error)) return;
+          expect(isPartnerError(outcome), String(outcome)).toBe(true);
+          expect(outcome).toMatchObject(ids);
+          const unclear =
+            (data.status >= 200 && data.status < 300) ||
+            data.status === 401 ||
+            (data.status >= 500 && data.status !== 503);
+          if (unclear) expect(outcome, String(outcome)).toBeInstanceOf(SubmitOutcomeUnknownError);
+        },
+      ),
+      { numRuns: 150, seed: 11 },
     );
   });
 });

@@ -2,21 +2,25 @@ import { describe, expect, it, vi } from 'vitest';
 import {
   AbortError,
   ConnectionError,
+  InternalServerError,
+  type PartnerClient,
   RateLimitError,
   type RetryEvent,
   ServiceUnavailableError,
+  SubmitOutcomeUnknownError,
   TimeoutError,
 } from '../src/index.js';
-import { route } from './helpers/fixtures.js';
+import { validConstruct } from './helpers/batches.js';
+import { quote, route, transfer } from './helpers/fixtures.js';
 import { envelopeError, json, makeClient, mockService } from './helpers/mock-fetch.js';
 
 const ok = () => json({ data: [route()] });
 
-function flaky(failures: (() => Response | Promise<Response>)[]) {
+function flaky(failures: (() => Response | Promise<Response>)[], good: () => Response = ok) {
   let n = 0;
   return () => {
     const next = failures[n++];
-    return next ? next() : ok();
+    return next ? next() : good();
   };
 }
 
@@ -36,7 +40,7 @@ describe('retries', () => {
     ]);
   });
 
-  it.each([502, 503, 504, 429])('recovers from one %i', async (status) => {
+  it.each([500, 501, 502, 503, 504, 505, 599, 429])('recovers from one %i', async (status) => {
     const service = mockService({
       routes: { 'GET /bridge/routes': flaky([() => envelopeError(status, 'X', 'x')]) },
     });
@@ -44,7 +48,7 @@ describe('retries', () => {
     expect(service.count('GET /bridge/routes')).toBe(2);
   });
 
-  it.each([400, 401, 403, 404, 409, 500])('never retries %i', async (status) => {
+  it.each([400, 401, 403, 404, 409])('never retries %i', async (status) => {
     const service = mockService({ routes: { 'GET /bridge/routes': () => envelopeError(status, 'X', 'x') } });
     await makeClient(service, { maxRetries: 3 })
       .bridge.routes()
@@ -186,6 +190,129 @@ describe('retries', () => {
       expect(service.count('POST /bridge/transaction/batch/send')).toBe(1);
     }
   });
+});
+
+describe('every 5xx is retried where repeating is safe', () => {
+  const down = (status: number) => () => envelopeError(status, 'INTERNAL', 'broken');
+  // Each call whose repetition cannot act twice, with its route and a good answer.
+  const calls: [string, string, () => Response, (client: PartnerClient) => Promise<unknown>][] = [
+    ['routes', 'GET /bridge/routes', ok, (c) => c.bridge.routes()],
+    ['me', 'GET /me', () => json({ data: { scopes: ['bridge:read'] } }), (c) => c.me()],
+    [
+      'feeEstimate',
+      'GET /bridge/fee-estimate',
+      () => json({ data: { finalAmount: '1' } }),
+      (c) => c.bridge.feeEstimate({ routeId: 'r', amount: '1' }),
+    ],
+    [
+      'transfers.get',
+      'GET /bridge/transfers/tr_1',
+      () => json({ data: transfer() }),
+      (c) => c.bridge.transfers.get({ userId: 'u', transferId: 'tr_1' }),
+    ],
+    [
+      'transfers.list',
+      'GET /bridge/transfers',
+      () => json({ data: [transfer()], nextCursor: null }),
+      async (c) => c.bridge.transfers.list({ userId: 'u' }),
+    ],
+    [
+      'quote',
+      'POST /bridge/quote',
+      () => json({ data: quote() }),
+      (c) => c.bridge.quote({ userId: 'u', routeId: 'r', amount: '1' }),
+    ],
+    [
+      'construct',
+      'POST /bridge/construct/transaction/batch',
+      () => json({ data: validConstruct() }),
+      (c) => c.bridge.construct({ userId: 'u', routeId: 'r', amount: '1' }),
+    ],
+  ];
+
+  for (const status of [500, 501, 505, 599]) {
+    it.each(calls)(`%s: a ${status} is retried, then the call succeeds`, async (_, key, good, call) => {
+      const service = mockService({ routes: { [key]: flaky([down(status), down(status)], good) } });
+      const client = makeClient(service, { maxRetries: 2 });
+      const retries: RetryEvent[] = [];
+      client.on('retry', (event) => retries.push(event));
+      await expect(call(client)).resolves.toBeDefined();
+      expect(service.count(key)).toBe(3);
+      expect(retries.map((event) => [event.attempt, event.status])).toEqual([
+        [1, status],
+        [2, status],
+      ]);
+    });
+  }
+
+  it.each(calls)(
+    '%s: a 5xx that never clears ends after maxRetries + 1 attempts, and says so',
+    async (_, key, __, call) => {
+      const service = mockService({ routes: { [key]: down(500) } });
+      const error = await call(makeClient(service, { maxRetries: 2 })).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InternalServerError);
+      expect((error as InternalServerError).attempts).toBe(3);
+      expect((error as InternalServerError).toJSON()).toMatchObject({ attempts: 3 });
+      expect(service.count(key)).toBe(3);
+    },
+  );
+
+  it.each([500, 501, 505, 599])('the token request: a %i is retried like a data call', async (status) => {
+    let n = 0;
+    const service = mockService({
+      token: () =>
+        n++ < 2
+          ? envelopeError(status, 'INTERNAL', 'x')
+          : json({ access_token: 't', token_type: 'Bearer', expires_in: 3600 }),
+      routes: { 'GET /bridge/routes': ok },
+    });
+    await expect(makeClient(service, { maxRetries: 2 }).bridge.routes()).resolves.toHaveLength(1);
+    expect(service.count('POST /auth/token')).toBe(3);
+  });
+
+  it('a token endpoint that keeps answering 500: its error says how many attempts it made', async () => {
+    const service = mockService({
+      token: () => envelopeError(500, 'INTERNAL', 'x'),
+      routes: { 'GET /bridge/routes': ok },
+    });
+    const error = await makeClient(service, { maxRetries: 2 })
+      .bridge.routes()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InternalServerError);
+    expect((error as InternalServerError).attempts).toBe(3);
+    expect(service.count('POST /auth/token')).toBe(3);
+    expect(service.count('GET /bridge/routes')).toBe(0);
+  });
+
+  it('an error that is not retried says it came from one attempt', async () => {
+    const service = mockService({ routes: { 'GET /bridge/routes': () => envelopeError(404, 'X', 'x') } });
+    const error = await makeClient(service, { maxRetries: 2 })
+      .bridge.routes()
+      .catch((e: unknown) => e);
+    expect((error as InternalServerError).attempts).toBe(1);
+  });
+
+  it.each([500, 501, 505, 599])(
+    'never the submit: a %i there is an unclear outcome, resolved by reading',
+    async (status) => {
+      const service = mockService({
+        routes: {
+          'POST /bridge/construct/transaction/batch': () => json({ data: validConstruct() }),
+          'POST /bridge/transaction/batch/send': down(status),
+          'GET /bridge/transfers/tr_1': () => json({ data: transfer({ status: 'expired' }) }),
+        },
+      });
+      const client = makeClient(service, { maxRetries: 3 });
+      const built = await client.bridge.construct({ userId: 'user-1', routeId: 'r', amount: '1' });
+      const error = await client.bridge
+        .send({ userId: 'user-1', intentId: built.intentId, signature: `0xff00${'11'.repeat(65)}` })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SubmitOutcomeUnknownError);
+      expect((error as SubmitOutcomeUnknownError).cause).toBeInstanceOf(InternalServerError);
+      expect(service.count('POST /bridge/transaction/batch/send')).toBe(1);
+      expect(service.count('GET /bridge/transfers/tr_1')).toBe(1);
+    },
+  );
 });
 
 describe('timeouts and abort', () => {

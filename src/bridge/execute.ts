@@ -5,6 +5,7 @@ import type { BridgeConstructResult, BridgeQuote, BridgeRoute } from '../schemas
 import type { Hex } from '../schemas/common.js';
 import type { RequestOptions } from '../transport/transport.js';
 import type { BridgeSigner, SignedBridgeBatch } from './sign.js';
+import { withSubmitIds } from './submit.js';
 import type { BridgeBatchSummary, VerifyBridgeBatchOptions } from './verify.js';
 
 /** One step of `bridge.execute`, reported as it completes. */
@@ -116,7 +117,17 @@ export async function executeBridge(
   const { signBridgeBatch } = await import('./sign.js');
   const signed = await signBridgeBatch({ verified: summary, signer: signer! });
   report({ step: 'signed', signed });
-  const sent = await steps.send({ userId: args.userId, intentId: construct.intentId, ...signed }, options);
+  const ids = {
+    intentId: construct.intentId,
+    transferId: construct.transferId,
+    userOpHash: construct.bundle.userOpHash,
+  };
+  // From here on the intent may be spent: whatever fails must say which transfer to look up.
+  const sent = await steps
+    .send({ userId: args.userId, intentId: construct.intentId, ...signed }, options)
+    .catch((error: unknown) => {
+      throw withSubmitIds(error, ids);
+    });
   report({ step: 'submitted', transferId: sent.transferId, userOpHash: sent.userOpHash });
   return { transferId: sent.transferId, userOpHash: sent.userOpHash, quote: construct.quote, route, summary };
 }

@@ -1,9 +1,21 @@
-import { ApiError, IntentNotFoundError } from '../errors/api-error.js';
+import {
+  ApiError,
+  AuthenticationError,
+  IntentNotFoundError,
+  ServiceUnavailableError,
+} from '../errors/api-error.js';
+import { isPartnerError } from '../errors/base.js';
 import { SubmitOutcomeUnknownError } from '../errors/bridge-errors.js';
-import { ConnectionError, TimeoutError } from '../errors/client-errors.js';
+import {
+  AbortError,
+  ConnectionError,
+  ResponseValidationError,
+  TimeoutError,
+} from '../errors/client-errors.js';
 import type { BridgeSendResult, BridgeTransfer } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
 import { sleep } from '../transport/abort.js';
+import { isRetryable } from '../transport/retry.js';
 import type { RequestOptions } from '../transport/transport.js';
 
 /** What the client remembers of an intent it constructed, to find out what became of a submit. */
@@ -32,16 +44,51 @@ export class IntentMemory {
 }
 
 /**
- * True when a submit may or may not have reached the service: no answer, or a gateway answering
- * for it. A 503 is the service's own "not now", and a 4xx a clear refusal.
+ * True when a submit that went out may or may not have been taken: no answer, a success that cannot
+ * be read (the status says taken, the body cannot confirm which transfer), the caller leaving
+ * before the answer, a 401 (replaying it with a new token would be a second submit), or a 5xx. Of
+ * the 5xx only the service's own 503, in its JSON envelope, is a clear "not now": a gateway's 503
+ * page says nothing about whether the service acted. A 4xx is a clear refusal.
  */
 export function outcomeUnknown(error: unknown): boolean {
-  if (error instanceof TimeoutError || error instanceof ConnectionError) return true;
-  return error instanceof ApiError && error.status >= 500 && error.status !== 503;
+  if (
+    error instanceof TimeoutError ||
+    error instanceof ConnectionError ||
+    error instanceof AbortError ||
+    error instanceof ResponseValidationError ||
+    error instanceof AuthenticationError
+  )
+    return true;
+  const serviceRefusal =
+    error instanceof ServiceUnavailableError && error.code !== undefined && error.statusText !== undefined;
+  return error instanceof ApiError && error.status >= 500 && error.status <= 599 && !serviceRefusal;
+}
+
+/** The ids that let a caller look up what became of a submit. */
+export interface SubmitIds {
+  intentId: string;
+  transferId: string;
+  userOpHash: Hex;
+}
+
+/**
+ * Gives an error thrown once a submit went out the ids to look its transfer up, whatever its class:
+ * a caller who retries the whole flow without them may bridge twice.
+ */
+export function withSubmitIds(error: unknown, ids: SubmitIds): unknown {
+  if (!isPartnerError(error)) return error;
+  const target = error as unknown as Record<string, unknown>;
+  for (const [key, value] of Object.entries(ids)) if (target[key] === undefined) target[key] = value;
+  return error;
 }
 
 /** Reads after an unclear submit, spaced out: the service may need a moment to record it. */
 const OUTCOME_READ_DELAYS_MS = [0, 500, 1_500, 3_000];
+/**
+ * After the caller aborted, the one read made to find out what happened: it cannot use the aborted
+ * signal, and a caller who asked to stop waits for no schedule, only this bounded look.
+ */
+const OUTCOME_CHECK_AFTER_ABORT_MS = 2_000;
 
 /**
  * Finds out whether a submit that failed unclearly (or was answered "spent") went through, by
@@ -62,7 +109,19 @@ export async function resolveSubmitOutcome(
       cause,
     });
   if (!known) throw cause instanceof IntentNotFoundError ? cause : unknown();
-  for (const delay of OUTCOME_READ_DELAYS_MS) {
+  const aborted = options?.signal?.aborted === true;
+  const checkMs = Math.min(options?.timeoutMs ?? OUTCOME_CHECK_AFTER_ABORT_MS, OUTCOME_CHECK_AFTER_ABORT_MS);
+  // The schedule is the retry: each read is one attempt, so that four reads stay four and the
+  // whole resolution stays within the waits plus four times the call's attempt time.
+  const readOptions = (): RequestOptions =>
+    aborted
+      ? { signal: AbortSignal.timeout(checkMs), timeoutMs: checkMs, maxRetries: 0 }
+      : {
+          ...(options?.signal ? { signal: options.signal } : {}),
+          ...(options?.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+          maxRetries: 0,
+        };
+  for (const delay of aborted ? [0] : OUTCOME_READ_DELAYS_MS) {
     if (delay > 0) {
       try {
         await sleep(delay, options?.signal, unknown);
@@ -72,10 +131,10 @@ export async function resolveSubmitOutcome(
     }
     let transfer: BridgeTransfer;
     try {
-      transfer = await read(known.userId, known.transferId, {
-        ...(options?.signal ? { signal: options.signal } : {}),
-      });
-    } catch {
+      transfer = await read(known.userId, known.transferId, readOptions());
+    } catch (error) {
+      // A refused read (a stopped credential, a missing scope) is refused again later.
+      if (!isRetryable(error)) break;
       continue;
     }
     if (transfer.status === 'expired') break;

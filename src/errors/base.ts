@@ -26,6 +26,16 @@ export function jsonSafe(value: unknown): unknown {
 export class PartnerError extends Error {
   override name = 'PartnerError';
   readonly [ERROR_BRAND] = true;
+  /**
+   * How many attempts the call made before it ended with this error: `maxRetries + 1` when every
+   * retry was spent, 1 when the error is not retried. Undefined on errors raised before any
+   * request (an `ArgumentError`), outside calls (verify, sign, callbacks), and on errors that sum
+   * up several requests (`SubmitOutcomeUnknownError`: its `cause` has it).
+   *
+   * @example
+   * catch (e) { if (isPartnerError(e)) log.warn({ error: e.name, attempts: e.attempts }); }
+   */
+  declare readonly attempts?: number;
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });

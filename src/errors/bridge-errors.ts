@@ -32,8 +32,14 @@ export class BatchVerificationError extends PartnerError {
 }
 
 /**
- * A submit timed out or lost its connection and the SDK could not find out whether the service
- * took it. Do not rebuild blindly: look the transfer up (or confirm `userOpHash` on chain) first.
+ * A submit went out, its answer did not say whether the service took it (a timeout, a lost
+ * connection, an unreadable success, a 401, a gateway's 5xx, or the caller's abort), and reading
+ * the transfer did not tell either. The original failure is the `cause`. Do not rebuild blindly:
+ * look the transfer up (or confirm `userOpHash` on chain) first; sending the same intent again is
+ * safe.
+ *
+ * @example
+ * catch (e) { if (e instanceof SubmitOutcomeUnknownError) await queue.checkLater(e.transferId, e.userOpHash); }
  */
 export class SubmitOutcomeUnknownError extends PartnerError {
   override name = 'SubmitOutcomeUnknownError' as const;

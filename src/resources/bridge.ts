@@ -120,7 +120,9 @@ export class Bridge {
 
   /**
    * Builds the unsigned batch for a bridge. Verify it with `verifyBridgeBatch` before signing.
-   * Needs `bridge:read` and `transactions:write`.
+   * Needs `bridge:read` and `transactions:write`. Retried like a read (connection errors, timeouts,
+   * 429, any 5xx): an attempt whose answer was lost may leave an unsigned intent behind, which
+   * nothing signs and which simply expires.
    *
    * @example
    * const built = await client.bridge.construct({ userId, routeId, amount: '25.5' });
@@ -153,10 +155,13 @@ export class Bridge {
   }
 
   /**
-   * Submits the signatures of a constructed batch. It is never sent twice: when the answer is lost
-   * (timeout, broken connection, gateway error) or the intent is answered as spent, the SDK reads
-   * the transfer of an intent this client built to learn whether the submit went through, and
-   * otherwise throws `SubmitOutcomeUnknownError`.
+   * Submits the signatures of a constructed batch. It is never sent twice: neither retried nor
+   * replayed after a 401. When the answer leaves the outcome unclear (a timeout, a broken
+   * connection, a 2xx that cannot be read, a 401, a 5xx other than the service's own 503, or
+   * `signal` firing after the submit went out) or the intent is answered as spent, it reads the
+   * transfer of an intent this client built: it returns the transfer once that has left `pending`,
+   * and otherwise throws `SubmitOutcomeUnknownError` with `intentId`, `transferId` and `userOpHash`.
+   * After an abort that is one read of at most 2 s.
    *
    * @example
    * const signed = await signBridgeBatch({ verified: verifyBridgeBatch({ route, construct: built, wallet }), signer });
@@ -165,6 +170,7 @@ export class Bridge {
   async send(params: BridgeSendParams, options?: RequestOptions): Promise<BridgeSendResult> {
     options = parseOptions(requestOptionsSchema, options, 'bridge.send');
     const args = parseArgs(sendArgs, params, 'bridge.send');
+    let sent = false;
     try {
       const { data } = await this.#transport.request(
         {
@@ -174,12 +180,16 @@ export class Bridge {
           scopes: BRIDGE_WRITE,
           schema: this.#schemas.send,
           retryable: false,
+          onSent: () => {
+            sent = true;
+          },
         },
         options,
       );
       return data;
     } catch (error) {
-      if (!outcomeUnknown(error) && !(error instanceof IntentNotFoundError)) throw error;
+      // Until the submit went out nothing can have happened (a token failure, an early abort).
+      if (!sent || (!outcomeUnknown(error) && !(error instanceof IntentNotFoundError))) throw error;
       const known = this.#intents.get(args.intentId);
       return resolveSubmitOutcome(
         args.intentId,
@@ -194,7 +204,9 @@ export class Bridge {
   /**
    * The whole flow in one call, verified before signing: reads the route (cached up to a minute),
    * constructs, verifies the batch against that route and the signer's wallet, signs, and submits.
-   * Nothing is signed when a check fails.
+   * Nothing is signed when a check fails. The submit behaves as in `send`, and every error thrown
+   * from the submit on carries `intentId`, `transferId` and `userOpHash`, so that the transfer can
+   * be looked up before anything is built again.
    *
    * @example
    * const account = privateKeyToAccount(userKey);

@@ -16,7 +16,10 @@ export interface ResponseEvent extends RequestEvent {
   error: string | undefined;
 }
 
-/** Emitted when the SDK waits and tries again. */
+/**
+ * Emitted when the SDK waits and tries again. `attempt` is the attempt that just failed, so it is
+ * also how many attempts were made so far; the next one is `attempt + 1`.
+ */
 export interface RetryEvent extends RequestEvent {
   /** What the next attempt waits for, Retry-After included. */
   delayMs: number;

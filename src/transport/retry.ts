@@ -1,5 +1,6 @@
 import pRetry from 'p-retry';
 import { ApiError, RateLimitError, ServiceUnavailableError } from '../errors/api-error.js';
+import { isPartnerError } from '../errors/base.js';
 import { AbortError, ConnectionError, TimeoutError } from '../errors/client-errors.js';
 import { sleep } from './abort.js';
 
@@ -35,8 +36,6 @@ export interface RetryPolicy {
   maxRetryAfterMs: number;
 }
 
-const RETRIED_STATUSES = new Set([429, 502, 503, 504]);
-
 /**
  * Carries an error that was already retried by an inner layer (a token request inside a data
  * call): the outer layer passes it through as it is, so that attempts never multiply.
@@ -47,10 +46,13 @@ export class AlreadyRetried extends Error {
   }
 }
 
-/** Connection errors, timeouts, 429, 502, 503 and 504: the failures that a later attempt may not see. */
+/**
+ * Connection errors, timeouts, 429 and every 5xx (the specification's rule 4): the failures that a
+ * later attempt may not see. Whether a call may be repeated at all is the caller's to say.
+ */
 export function isRetryable(error: unknown): boolean {
   if (error instanceof ConnectionError || error instanceof TimeoutError) return true;
-  return error instanceof ApiError && RETRIED_STATUSES.has(error.status);
+  return error instanceof ApiError && (error.status === 429 || (error.status >= 500 && error.status <= 599));
 }
 
 function retryAfterOf(error: unknown): number | undefined {
@@ -76,6 +78,11 @@ export async function withRetries<T>(
   attempt: (attemptNumber: number) => Promise<T>,
 ): Promise<T> {
   const abortError = () => new AbortError({ cause: hooks.signal?.reason });
+  let made = 0;
+  const counted = (attemptNumber: number) => {
+    made = attemptNumber;
+    return attempt(attemptNumber);
+  };
   try {
     if (hooks.signal?.aborted) throw abortError();
     // Most calls succeed at once: the first attempt runs without p-retry's bookkeeping. After a
@@ -83,14 +90,14 @@ export async function withRetries<T>(
     // wait and decision is still p-retry's.
     let first: unknown;
     try {
-      return await attempt(1);
+      return await counted(1);
     } catch (error) {
       if (!hooks.retryable || policy.retries === 0 || !isRetryable(error)) throw error;
       first = error;
     }
     const started = Date.now();
     const replay = (attemptNumber: number) =>
-      attemptNumber === 1 ? Promise.reject(first) : attempt(attemptNumber);
+      attemptNumber === 1 ? Promise.reject(first) : counted(attemptNumber);
     return await pRetry(replay, {
       retries: policy.retries,
       minTimeout: policy.minDelayMs,
@@ -113,8 +120,10 @@ export async function withRetries<T>(
       },
     });
   } catch (error) {
+    // Its own layer counted its attempts already.
     if (error instanceof AlreadyRetried) throw error.error;
-    if (hooks.signal?.aborted && !(error instanceof AbortError)) throw abortError();
-    throw error;
+    const final = hooks.signal?.aborted && !(error instanceof AbortError) ? abortError() : error;
+    if (made > 0 && isPartnerError(final)) (final as { attempts?: number }).attempts = made;
+    throw final;
   }
 }

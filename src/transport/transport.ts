@@ -43,6 +43,8 @@ export interface Exchange {
   searchParams?: URLSearchParams;
   headers: Record<string, string>;
   body?: string;
+  /** Called as the request is handed to fetch: from then on the service may act on it. */
+  onSent?: (() => void) | undefined;
 }
 
 export interface DataRequest<T> {
@@ -56,8 +58,10 @@ export interface DataRequest<T> {
   /** Scopes the endpoint needs, named in a 403's message. */
   scopes: readonly string[];
   schema: Parser<T>;
-  /** False for a submit: it is never sent twice by the retry layer. */
+  /** False for a submit: it is never sent twice, neither by the retry layer nor after a 401. */
   retryable?: boolean;
+  /** Called as each attempt is handed to fetch, so that a caller knows the request went out. */
+  onSent?: () => void;
 }
 
 /**
@@ -142,6 +146,7 @@ export class Transport {
     const timeoutMs = options?.timeoutMs ?? this.#config.timeoutMs;
     const signal = options?.signal;
     if (signal?.aborted) throw new AbortError({ cause: signal.reason });
+    request.onSent?.();
     const started = performance.now();
     if (events.listenerCount('request') > 0)
       events.emit('request', { method: request.method, path: label, attempt });
@@ -254,6 +259,7 @@ export class Transport {
             ...(spec.body === undefined ? {} : { 'content-type': 'application/json' }),
           },
           ...(spec.body === undefined ? {} : { body: spec.body }),
+          onSent: spec.onSent,
         },
         ++lastAttempt,
         options,
@@ -272,7 +278,8 @@ export class Transport {
     return this.retrying(spec.method, label, spec.retryable ?? true, options, async () => {
       let lease = tokens.peek() ?? (await raceToken());
       let response = await send(lease);
-      if (response.status === 401 && !lease.fresh && !replayed) {
+      // A request that may act twice (a submit) is never replayed: its caller finds out what happened.
+      if (response.status === 401 && !lease.fresh && !replayed && spec.retryable !== false) {
         replayed = true;
         await tokens.invalidate(lease.token);
         lease = await raceToken();

@@ -66,6 +66,32 @@ export function issuesOf(
 }
 
 /**
+ * A valid construct result for `wallet` whose quote and deadlines count from now, so that
+ * `bridge.execute` verifies and signs it; `tamper` changes it first.
+ */
+export function freshConstruct(
+  wallet: `0x${string}`,
+  tamper?: (c: BridgeConstructResult) => void,
+): BridgeConstructResult {
+  const expiresAt = new Date(Date.now() + 120_000).toISOString();
+  const q = quote({ expiresAt });
+  const now = Math.floor(Date.now() / 1000);
+  const bundle = buildBridgeBundle({
+    route: route(),
+    wallet,
+    amountInRaw: 25_500_000n,
+    amountOutRaw: BigInt(q.amountOutRaw),
+    gasFeeRaw: 120_000n,
+    quoteTimestamp: now,
+    fillDeadline: now + 3600,
+    authorizationNonce: 0,
+  });
+  const construct = { transferId: 'tr_1', intentId: 'int_1', bundle, quote: q };
+  tamper?.(construct);
+  return construct;
+}
+
+/**
  * Changes a valid construct result as a forger would: after the change the call data is re-encoded
  * from the calls and the hash recomputed, so only the check aimed at must catch it.
  */
