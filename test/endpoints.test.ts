@@ -111,10 +111,10 @@ describe('endpoints', () => {
 
   it('transfers.get() reads one transfer of a user', async () => {
     const service = mockService({
-      routes: { 'GET /bridge/transfers/tr%2F1': () => json({ data: transfer({ transferId: 'tr/1' }) }) },
+      routes: { 'GET /bridge/transfers/tr%3F1': () => json({ data: transfer({ transferId: 'tr?1' }) }) },
     });
-    const result = await makeClient(service).bridge.transfers.get({ userId: 'user-1', transferId: 'tr/1' });
-    expect(result.transferId).toBe('tr/1');
+    const result = await makeClient(service).bridge.transfers.get({ userId: 'user-1', transferId: 'tr?1' });
+    expect(result.transferId).toBe('tr?1');
     expect(service.calls.at(-1)!.url.searchParams.get('userId')).toBe('user-1');
   });
 });
