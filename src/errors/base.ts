@@ -53,3 +53,17 @@ export function isPartnerError(error: unknown): error is PartnerError {
     typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[ERROR_BRAND] === true
   );
 }
+
+/**
+ * The same error again (class, fields, message) with `retryAfterMs` set: what a call that is refused
+ * during a stopped credential's backoff throws, without sending anything.
+ */
+export function withRetryAfter<E extends PartnerError>(error: E, retryAfterMs: number): E {
+  const copy = Object.create(Object.getPrototypeOf(error)) as E;
+  for (const key of Reflect.ownKeys(error)) {
+    if (key !== 'stack') Object.defineProperty(copy, key, Object.getOwnPropertyDescriptor(error, key)!);
+  }
+  Object.defineProperty(copy, 'retryAfterMs', { value: retryAfterMs, enumerable: true });
+  Error.captureStackTrace?.(copy, withRetryAfter);
+  return copy;
+}
