@@ -700,3 +700,29 @@ describe('shared token store keys', () => {
     expect(service.count('POST /auth/token')).toBe(2);
   });
 });
+
+describe('a call that is never repeated still gets its token under the retry policy', () => {
+  it('a submit whose token request meets one 503 is sent once and succeeds', async () => {
+    let tokenCalls = 0;
+    const service = mockService({
+      token: () => {
+        tokenCalls++;
+        if (tokenCalls === 1)
+          return json({ statusCode: 503, error: 'Unavailable', code: 'DOWN', message: 'down' }, 503);
+        return json({ access_token: 'token-ok', token_type: 'Bearer', expires_in: 3600 });
+      },
+      routes: {
+        'POST /bridge/transaction/batch/send': () =>
+          json({ data: { userOpHash: `0x${'ab'.repeat(32)}`, transferId: 'tr_1' } }),
+      },
+    });
+    const result = await makeClient(service).bridge.send({
+      userId: 'u',
+      intentId: 'i',
+      signature: `0xff00${'11'.repeat(65)}`,
+    });
+    expect(result.transferId).toBe('tr_1');
+    expect(service.count('POST /auth/token')).toBe(2);
+    expect(service.count('POST /bridge/transaction/batch/send')).toBe(1);
+  });
+});

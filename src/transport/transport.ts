@@ -333,10 +333,19 @@ export class Transport {
       ...(spec.body === undefined ? {} : { body: spec.body }),
     });
     const call = tokens.begin();
-    // The attempt's time covers the wait for a token and the request.
+    // The attempt's time covers the wait for a token and the request. A request that is never
+    // repeated (a submit) still gets its token under the retry policy: asking twice acts once.
     const leaseAndSend = async () => {
-      const started = performance.now();
-      const token = await this.#token(call, spec.method, label, options, started);
+      let started = performance.now();
+      let token: StoredToken;
+      if (spec.retryable === false) {
+        token = await this.retrying(spec.method, label, true, options, async () =>
+          this.#token(call, spec.method, label, options, performance.now()),
+        );
+        started = performance.now();
+      } else {
+        token = await this.#token(call, spec.method, label, options, started);
+      }
       const request = exchangeFor(token);
       const response = await this.exchange(
         request,
