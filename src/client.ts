@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
 import ky from 'ky';
 import { z } from 'zod';
-import { fetchToken } from './auth/token-endpoint.js';
+import { basicAuthorization, fetchToken } from './auth/token-endpoint.js';
 import { TokenProvider } from './auth/token-provider.js';
 import { MemoryTokenStore, type TokenStore } from './auth/token-store.js';
 import {
@@ -36,8 +37,19 @@ export interface PartnerClientOptions {
   baseUrl: string;
   /** The credential's client id. */
   clientId: string;
-  /** The credential's secret. Never shown in errors, events, logs or `util.inspect`. */
+  /**
+   * The credential's secret. Never shown in errors, events, logs or `util.inspect`: whatever a
+   * server sends back is cleared of it (and of the Basic credential and bearer token) first.
+   */
   clientSecret: string;
+  /**
+   * Allow plain `http://` to a host that is not loopback. Off, such a `baseUrl` is an
+   * `ArgumentError`: over plain http the secret and every bearer token cross the network in clear
+   * text. `localhost`, `*.localhost`, `127.x.x.x` and `[::1]` are always allowed.
+   * @default false
+   * @example new PartnerClient({ baseUrl: 'http://partner.internal:8080', allowInsecureHttp: true, clientId, clientSecret })
+   */
+  allowInsecureHttp?: boolean;
   /**
    * Ask for a narrower token: scopes as an array or space-delimited. Omitted: everything the
    * credential holds. A scope the credential lacks is an `InvalidScopeError`, never a silent downgrade.
@@ -51,7 +63,8 @@ export interface PartnerClientOptions {
    */
   clientAuth?: 'body' | 'basic';
   /**
-   * Time allowed for one attempt, from sending to the last byte of the answer.
+   * Time allowed for one attempt: the wait for a token, when none is cached, plus the request from
+   * sending to the last byte of the answer. A token fetch shared by several calls is bounded by it.
    * @default 30000
    */
   timeoutMs?: number;
@@ -91,50 +104,106 @@ export interface PartnerClientOptions {
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 const secret = z.string({ error: 'must be a string' }).min(1, 'must not be empty');
 
-const optionsSchema = z.strictObject({
-  baseUrl: z.string({ error: 'must be a URL string' }).refine((value) => {
-    try {
-      const url = new URL(value);
-      return (
-        (url.protocol === 'https:' || url.protocol === 'http:') && !url.search && !url.hash && !url.username
-      );
-    } catch {
-      return false;
-    }
-  }, 'must be an http(s) URL without query, fragment or credentials'),
-  clientId: secret,
-  clientSecret: secret,
-  scope: z
-    .union([z.array(z.string()), z.string()], {
-      error: 'must be an array of scopes or a space-delimited string',
-    })
-    .transform((value) => (typeof value === 'string' ? value.split(' ').filter(Boolean) : value))
-    .refine(
-      (scopes) => scopes.every((scope) => SCOPE_TOKEN.test(scope)),
-      'each scope must be a non-empty token without spaces or quotes',
-    )
-    .optional(),
-  clientAuth: z.enum(['body', 'basic'], { error: "must be 'body' or 'basic'" }).optional(),
-  timeoutMs: durationMs.optional(),
-  maxRetries: maxRetries.optional(),
-  maxResponseBytes: byteCount.optional(),
-  retry: z
-    .strictObject({
-      minDelayMs: z.number().nonnegative().finite().optional(),
-      maxDelayMs: z.number().nonnegative().finite().optional(),
-      maxRetryTimeMs: durationMs.optional(),
-      maxRetryAfterMs: z.number().nonnegative().finite().optional(),
-    })
-    .optional(),
-  fetch: z
-    .custom<FetchLike>((value) => typeof value === 'function', 'must be a fetch-compatible function')
-    .optional(),
-  tokenStore: withMethods<TokenStore>(
-    ['get', 'set', 'delete'],
-    'must have get, set and delete methods',
-  ).optional(),
-  strict: z.boolean().optional(),
-});
+/** Hosts whose traffic never leaves the machine (RFC 6761 names `localhost` and `.localhost`). */
+function isLoopback(hostname: string): boolean {
+  return (
+    hostname === 'localhost' ||
+    hostname.endsWith('.localhost') ||
+    hostname === '[::1]' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname)
+  );
+}
+
+/**
+ * Checks the base URL; the messages never quote it, since a refused one may hold a password.
+ * A bare `?` or `#` leaves `search` and `hash` empty, so the raw text is checked for them too.
+ */
+function baseUrlProblem(value: string, allowInsecureHttp: boolean): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an http(s) URL';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http(s) URL';
+  if (url.username || url.password)
+    return 'must not hold a user name or password: pass clientId and clientSecret';
+  if (value.includes('?') || value.includes('#')) return 'must not have a query or fragment';
+  if (url.protocol === 'http:' && !allowInsecureHttp && !isLoopback(url.hostname)) {
+    return 'plain http to a host that is not loopback sends the secret and tokens in clear text: use https, or set allowInsecureHttp: true';
+  }
+  return undefined;
+}
+
+/** The base as the SDK uses it, rebuilt from the parsed URL: no trailing slash, no API prefix. */
+function normalBaseUrl(value: string): string {
+  const url = new URL(value);
+  const path = url.pathname.replace(/\/+$/, '').replace(/\/api\/v1\/s2s$/, '');
+  return `${url.protocol}//${url.host}${path}`;
+}
+
+/** A store key that parts holding the separator cannot forge, and that differs per secret. */
+function tokenStoreKey(baseUrl: string, clientId: string, scope: string | undefined, secret: string): string {
+  const hash = (value: string) => createHash('sha256').update(value).digest('hex');
+  const parts = hash(JSON.stringify([baseUrl, clientId, scope ?? null]));
+  // Salted with the other parts, so the same secret gives unrelated fingerprints; never the secret.
+  const fingerprint = hash(JSON.stringify(['secret', baseUrl, clientId, secret])).slice(0, 32);
+  return `partner-s2s:v2:${parts}:${fingerprint}`;
+}
+
+const optionsSchema = z
+  .strictObject({
+    baseUrl: z.string({ error: 'must be a URL string' }),
+    allowInsecureHttp: z.boolean({ error: 'must be true or false' }).optional(),
+    clientId: secret,
+    clientSecret: secret,
+    scope: z
+      .union([z.array(z.string()), z.string()], {
+        error: 'must be an array of scopes or a space-delimited string',
+      })
+      .transform((value) => (typeof value === 'string' ? value.split(' ').filter(Boolean) : value))
+      .refine(
+        (scopes) => scopes.every((scope) => SCOPE_TOKEN.test(scope)),
+        'each scope must be a non-empty token without spaces or quotes',
+      )
+      .optional(),
+    clientAuth: z.enum(['body', 'basic'], { error: "must be 'body' or 'basic'" }).optional(),
+    timeoutMs: durationMs.optional(),
+    maxRetries: maxRetries.optional(),
+    maxResponseBytes: byteCount.optional(),
+    retry: z
+      .strictObject({
+        minDelayMs: z.number().nonnegative().finite().optional(),
+        maxDelayMs: z.number().nonnegative().finite().optional(),
+        maxRetryTimeMs: durationMs.optional(),
+        maxRetryAfterMs: z.number().nonnegative().finite().optional(),
+      })
+      .optional(),
+    fetch: z
+      .custom<FetchLike>((value) => typeof value === 'function', 'must be a fetch-compatible function')
+      .optional(),
+    tokenStore: withMethods<TokenStore>(
+      ['get', 'set', 'delete'],
+      'must have get, set and delete methods',
+    ).optional(),
+    strict: z.boolean().optional(),
+  })
+  .superRefine((value, ctx) => {
+    const problem = baseUrlProblem(value.baseUrl, value.allowInsecureHttp === true);
+    if (problem) ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: problem });
+  });
+
+/** The secret as a server may echo it: raw, form- and URI-encoded, and the Basic credential. */
+function secretForms(clientId: string, clientSecret: string): string[] {
+  const basic = basicAuthorization(clientId, clientSecret);
+  return [
+    clientSecret,
+    new URLSearchParams({ v: clientSecret }).toString().slice(2),
+    encodeURIComponent(clientSecret),
+    basic,
+    basic.slice('Basic '.length),
+  ];
+}
 
 /**
  * The client of the Partner Service Interface. It fetches and refreshes tokens itself, retries
@@ -161,7 +230,7 @@ export class PartnerClient {
 
   constructor(options: PartnerClientOptions) {
     const config = parseArgs(optionsSchema, options, 'PartnerClient options');
-    this.baseUrl = config.baseUrl.replace(/\/+$/, '').replace(/\/api\/v1\/s2s$/, '');
+    this.baseUrl = normalBaseUrl(config.baseUrl);
     this.#clientId = config.clientId;
     this.#strict = config.strict ?? false;
     const scope = config.scope && config.scope.length > 0 ? config.scope.join(' ') : undefined;
@@ -182,9 +251,9 @@ export class PartnerClient {
       scope,
     } as const;
     this.#tokens = new TokenProvider({
-      fetchToken: () => fetchToken(this.#transport, credentials),
+      fetchToken: (signal) => fetchToken(this.#transport, credentials, signal),
       store: config.tokenStore ?? new MemoryTokenStore(),
-      key: `partner-s2s:${this.baseUrl}:${config.clientId}:${scope ?? '*'}`,
+      key: tokenStoreKey(this.baseUrl, config.clientId, scope, config.clientSecret),
       emit: (event) => this.#events.emit('token', event),
     });
     this.#transport = new Transport({
@@ -200,6 +269,7 @@ export class PartnerClient {
         maxRetryTimeMs: config.retry?.maxRetryTimeMs ?? 60_000,
         maxRetryAfterMs: config.retry?.maxRetryAfterMs ?? 60_000,
       },
+      secrets: secretForms(config.clientId, config.clientSecret),
     });
     this.bridge = new Bridge(this.#transport, this.#strict);
   }
@@ -220,13 +290,15 @@ export class PartnerClient {
   }
 
   /**
-   * The scopes granted to the current token, fetching a token first if none is cached.
+   * The scopes granted to the current token, fetching a token first if none is cached (within the
+   * `options`' `timeoutMs`, `maxRetries` and `signal`).
    *
    * @example
    * if (!(await client.getScopes()).includes('transactions:write')) throw new Error('read-only credential');
    */
-  async getScopes(): Promise<Scope[]> {
-    const { token } = await this.#tokens.get();
+  async getScopes(options?: RequestOptions): Promise<Scope[]> {
+    options = parseOptions(requestOptionsSchema, options, 'getScopes');
+    const token = await this.#transport.token(options);
     return [...token.scopes];
   }
 

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   ApiError,
   AuthenticationError,
@@ -187,7 +187,11 @@ describe('faults on a real connection', () => {
     const error = (await client.bridge.routes().catch((e: unknown) => e)) as AuthenticationError;
     expect(error).toBeInstanceOf(AuthenticationError);
     expect(error.credentialStopped).toBe(true);
-    expect(server.count('GET /bridge/routes')).toBe(1);
+    expect(server.count('GET /bridge/routes')).toBe(2);
+    // Stopped: the next call fails at once and sends nothing.
+    await expect(client.bridge.routes()).rejects.toMatchObject({ credentialStopped: true });
+    expect(server.count('GET /bridge/routes')).toBe(2);
+    expect(server.count('POST /auth/token')).toBe(2);
   });
 
   it('a submit whose connection breaks is sent once', async () => {
@@ -406,7 +410,78 @@ describe('a submit on a real connection, through execute', () => {
   });
 });
 
+describe('a token fetch is part of the call that needs it', () => {
+  it("a token endpoint that never answers: the caller's timeoutMs and maxRetries bound its wait", async () => {
+    const server = await faultServer({ 'POST /auth/token': () => {} });
+    closers.push(server.close);
+    const client = new PartnerClient({ baseUrl: server.url, clientId: 'c', clientSecret: 's' });
+    const started = Date.now();
+    const error = await client.me({ timeoutMs: 300, maxRetries: 0 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    // Far below the client's own 30 s attempt (and its retries): the caller's bounds applied.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(server.count('POST /auth/token')).toBe(1);
+  });
+
+  it("the caller's signal ends its wait for a token", async () => {
+    const server = await faultServer({ 'POST /auth/token': () => {} });
+    closers.push(server.close);
+    const client = new PartnerClient({ baseUrl: server.url, clientId: 'c', clientSecret: 's' });
+    const controller = new AbortController();
+    const pending = client.bridge.routes({ signal: controller.signal }).catch((e: unknown) => e);
+    await vi.waitFor(() => expect(server.count('POST /auth/token')).toBe(1));
+    controller.abort();
+    expect(await pending).toMatchObject({ name: 'AbortError' });
+  });
+
+  it('a shared token fetch goes on for the callers still waiting, and is aborted when the last one left', async () => {
+    let closed = 0;
+    let answer: (() => void) | undefined;
+    const server = await faultServer({
+      'POST /auth/token': (req, res, attempt) => {
+        res.on('close', () => closed++);
+        answer = () => token(req, res, attempt);
+      },
+      'GET /me': (_req, res) => jsonReply(res, 200, { data: { scopes: ['bridge:read'] } }),
+    });
+    closers.push(server.close);
+    const client = new PartnerClient({ baseUrl: server.url, clientId: 'c', clientSecret: 's' });
+    const impatient = client.me({ timeoutMs: 200, maxRetries: 0 }).catch((e: unknown) => e);
+    const patient = client.me({ timeoutMs: 10_000 });
+    expect(await impatient).toBeInstanceOf(TimeoutError);
+    answer!();
+    await expect(patient).resolves.toEqual({ scopes: ['bridge:read'] });
+    expect(server.count('POST /auth/token')).toBe(1);
+
+    const lone = new PartnerClient({ baseUrl: server.url, clientId: 'c2', clientSecret: 's' });
+    closed = 0;
+    await expect(lone.me({ timeoutMs: 200, maxRetries: 0 })).rejects.toBeInstanceOf(TimeoutError);
+    await vi.waitFor(() => expect(closed).toBe(1));
+  });
+});
+
 describe('nothing is left behind', () => {
+  it('a process whose only call failed against a token endpoint that never answers exits at once', () => {
+    const script = `
+      import { createServer } from 'node:http';
+      import { PartnerClient } from './src/index.ts';
+      const server = createServer((req) => { req.resume(); });
+      server.listen(0, '127.0.0.1', async () => {
+        server.unref();
+        const client = new PartnerClient({ baseUrl: 'http://127.0.0.1:' + server.address().port, clientId: 'c', clientSecret: 's' });
+        const error = await client.me({ timeoutMs: 300, maxRetries: 0 }).catch((e) => e);
+        console.log('failed', error.name);
+      });
+    `;
+    const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      // The client's own attempt time is 30 s: a process still alive at 10 s was kept alive by the SDK.
+      timeout: 10_000,
+    });
+    expect(result.signal, `the process did not exit by itself: ${result.stderr}`).toBeNull();
+    expect(result.stdout).toContain('failed TimeoutError');
+  });
+
   it('after every fault, the process exits by itself: no timer or socket left open', () => {
     const script = `
       import { createServer } from 'node:http';

@@ -1,7 +1,20 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import type { PartnerClient, PartnerError } from '../src/index.js';
-import { envelopeError, json, makeClient, mockService, SECRET } from './helpers/mock-fetch.js';
+import {
+  AuthenticationError,
+  ConnectionError,
+  InvalidClientError,
+  type PartnerClient,
+  type PartnerError,
+} from '../src/index.js';
+import {
+  envelopeError,
+  json,
+  type MockRequest,
+  makeClient,
+  mockService,
+  SECRET,
+} from './helpers/mock-fetch.js';
 
 const TOKEN = 'tok_live_0123456789abcdef';
 
@@ -14,10 +27,10 @@ function leaks(text: string): boolean {
   );
 }
 
-describe('secrets and tokens never leak', () => {
-  const tokenOk = () =>
-    json({ access_token: TOKEN, token_type: 'Bearer', expires_in: 3600, scope: 'bridge:read' });
+const tokenOk = () =>
+  json({ access_token: TOKEN, token_type: 'Bearer', expires_in: 3600, scope: 'bridge:read' });
 
+describe('secrets and tokens never leak', () => {
   async function collect(client: PartnerClient, call: () => Promise<unknown>) {
     const events: unknown[] = [];
     for (const name of ['request', 'response', 'retry', 'token'] as const)
@@ -76,5 +89,129 @@ describe('secrets and tokens never leak', () => {
     const { error } = await collect(client, () => client.bridge.routes());
     expect(error.name).toBe('ResponseValidationError');
     expect(leaks(inspect(error, { depth: 10 }))).toBe(false);
+  });
+});
+
+describe('a server that echoes the request never puts a secret into an error', () => {
+  const form = (value: string) => new URLSearchParams({ v: value }).toString().slice(2);
+  const basic = () => Buffer.from(`${form('client-1')}:${form(SECRET)}`).toString('base64');
+  /** Everything a request carried that may be secret, as a gateway would echo it back. */
+  const echo = (request: MockRequest) =>
+    `got ${request.body} with ${request.headers.get('authorization') ?? ''} (${SECRET})`;
+
+  function texts(error: unknown) {
+    const e = error as PartnerError;
+    return [e.message, String(e.stack), JSON.stringify(e), inspect(e, { depth: Infinity, showHidden: true })];
+  }
+  function leaksAny(text: string, extra: string[]) {
+    return leaks(text) || [form(SECRET), ...extra].some((secret) => text.includes(secret));
+  }
+
+  it.each(['body', 'basic'] as const)(
+    'in error_description of the token endpoint (%s)',
+    async (clientAuth) => {
+      const service = mockService({
+        token: (request) => json({ error: 'invalid_client', error_description: echo(request) }, 401),
+      });
+      const client = makeClient(service, { clientAuth });
+      const error = await client.bridge.routes().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidClientError);
+      for (const text of texts(error)) expect(leaksAny(text, [basic()]), text).toBe(false);
+      expect((error as InvalidClientError).errorDescription).toContain('got');
+    },
+  );
+
+  it.each(['body', 'basic'] as const)('in a 500 message of the token endpoint (%s)', async (clientAuth) => {
+    const service = mockService({
+      token: (request) =>
+        json(
+          { statusCode: 500, error: 'Internal', code: 'ECHO', message: echo(request), seen: echo(request) },
+          500,
+        ),
+    });
+    const error = await makeClient(service, { clientAuth, maxRetries: 0 })
+      .bridge.routes()
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 500 });
+    for (const text of texts(error)) expect(leaksAny(text, [basic()]), text).toBe(false);
+  });
+
+  it('in a 500 message and extra fields of a data endpoint', async () => {
+    const service = mockService({
+      token: tokenOk,
+      routes: {
+        'GET /bridge/routes': (request) =>
+          json(
+            {
+              statusCode: 500,
+              error: 'Internal',
+              code: 'ECHO',
+              message: echo(request),
+              seen: [echo(request)],
+            },
+            500,
+          ),
+      },
+    });
+    const error = await makeClient(service, { maxRetries: 0 })
+      .bridge.routes()
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 500 });
+    for (const text of texts(error)) expect(leaksAny(text, []), text).toBe(false);
+  });
+
+  it('in the error_description of a WWW-Authenticate challenge', async () => {
+    const service = mockService({
+      token: tokenOk,
+      routes: {
+        'GET /bridge/routes': (request) =>
+          json({ statusCode: 401, error: 'Unauthorized', code: 'UNAUTHORIZED', message: 'no' }, 401, {
+            'www-authenticate': `Bearer error="invalid_token", error_description="${request.headers.get('authorization')}"`,
+          }),
+      },
+    });
+    const error = await makeClient(service)
+      .bridge.routes()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthenticationError);
+    for (const text of texts(error)) expect(leaksAny(text, []), text).toBe(false);
+  });
+
+  it('in the cause of a ConnectionError whose fetch threw something holding the Request', async () => {
+    for (const clientAuth of ['body', 'basic'] as const) {
+      const service = mockService({
+        token: tokenOk,
+        routes: { 'GET /bridge/routes': () => json({ data: [] }) },
+      });
+      const fetch = async (input: Request | URL | string, init?: RequestInit) => {
+        const request = new Request(input, init);
+        if (new URL(request.url).pathname.endsWith('/auth/token') && clientAuth === 'basic') {
+          const error = Object.assign(
+            new TypeError(`fetch failed for ${request.headers.get('authorization')}`),
+            {
+              request,
+              code: 'ECONNRESET',
+            },
+          );
+          throw error;
+        }
+        if (new URL(request.url).pathname.endsWith('/bridge/routes')) {
+          throw Object.assign(new TypeError(`fetch failed: ${request.headers.get('authorization')}`), {
+            request,
+            headers: Object.fromEntries(request.headers),
+            code: 'ECONNRESET',
+          });
+        }
+        return service.fetch(request);
+      };
+      const error = await makeClient(service, { clientAuth, fetch, maxRetries: 0 })
+        .bridge.routes()
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConnectionError);
+      for (const text of texts(error)) expect(leaksAny(text, [basic()]), text).toBe(false);
+      const cause = (error as ConnectionError).cause as Record<string, unknown>;
+      expect(cause).toMatchObject({ name: 'TypeError', code: 'ECONNRESET' });
+      expect(cause.request).toBeUndefined();
+    }
   });
 });

@@ -5,7 +5,7 @@ import { signBridgeBatch } from '../src/index.js';
 import { userOperationForViem } from '../src/testing/batch.js';
 import { createPartnerSimulator, type PartnerSimulator } from '../src/testing/index.js';
 
-const API = 'http://simulator.local/api/v1/s2s';
+const API = 'http://simulator.localhost/api/v1/s2s';
 const ROUTE = 'base-usdc-to-bsc-usdc';
 let sim: PartnerSimulator;
 afterEach(() => sim?.close());

@@ -8,6 +8,11 @@ import type { StoredToken } from './token-store.js';
 export const TOKEN_PATH = '/auth/token';
 /** The longest token life the SDK relies on; a token said to live longer is refreshed after a day. */
 const MAX_TRUSTED_LIFETIME_SEC = 86_400;
+/**
+ * The shortest token life the SDK relies on. The expiry margin is a tenth of the life, so a token
+ * said to live less is still used for about 27 s before a new one is fetched.
+ */
+const MIN_TRUSTED_LIFETIME_SEC = 30;
 /** The specification's default when a token response carries no `expires_in`. */
 const DEFAULT_EXPIRES_IN_SEC = 3600;
 
@@ -29,10 +34,15 @@ export function basicAuthorization(clientId: string, clientSecret: string): stri
   return `Basic ${Buffer.from(`${formEncode(clientId)}:${formEncode(clientSecret)}`).toString('base64')}`;
 }
 
-/** Exchanges the client credentials for a token (client-credentials grant), with retries. */
-export function fetchToken(
+/**
+ * Exchanges the client credentials for a token (client-credentials grant): one attempt, bounded by
+ * the client's `timeoutMs` and by `signal`. The calls waiting for the token retry it under their
+ * own policy, so that a token wait is never longer than the call that needs it allows.
+ */
+export async function fetchToken(
   transport: Transport,
   credentials: ClientCredentials,
+  signal: AbortSignal,
   now: () => number = Date.now,
 ): Promise<StoredToken> {
   const form = new URLSearchParams({ grant_type: 'client_credentials' });
@@ -47,54 +57,56 @@ export function fetchToken(
     form.set('client_secret', credentials.clientSecret);
   }
   if (credentials.scope) form.set('scope', credentials.scope);
-  const body = form.toString();
+  const request = { method: 'POST', path: TOKEN_PATH, headers, body: form.toString() } as const;
 
-  return transport.retrying('POST', TOKEN_PATH, true, undefined, async (attempt) => {
-    // The validity counts from before the request: the token may have been issued at its start.
-    const issuedAt = now();
-    const response = await transport.exchange(
-      { method: 'POST', path: TOKEN_PATH, headers, body },
-      attempt,
-      undefined,
+  // The validity counts from before the request: the token may have been issued at its start.
+  const issuedAt = now();
+  const response = await transport.exchange(request, 1, { signal });
+  const json = parseJson(response.text);
+  if (response.status >= 200 && response.status < 300) {
+    if (!json.ok) {
+      throw new ResponseValidationError('POST', TOKEN_PATH, response.status, [
+        { path: '', message: 'the body is not JSON' },
+      ]);
+    }
+    const parsed = tokenResponseSchema.safeParse(json.value);
+    if (!parsed.success) {
+      throw new ResponseValidationError('POST', TOKEN_PATH, response.status, zodIssues(parsed.error));
+    }
+    // Trusting less than a huge `expires_in` only costs an earlier refresh; trusting it would put
+    // an expiry past what dates and stores hold (1e308 s is Infinity in milliseconds). A tiny one
+    // (0.001 s) would mean a token request per call: a token is kept for a floor of time, and if the
+    // service really meant it, the 401 replay fetches a new one.
+    const expiresIn = Math.min(
+      Math.max(parsed.data.expires_in ?? DEFAULT_EXPIRES_IN_SEC, MIN_TRUSTED_LIFETIME_SEC),
+      MAX_TRUSTED_LIFETIME_SEC,
     );
-    const json = parseJson(response.text);
-    if (response.status >= 200 && response.status < 300) {
-      if (!json.ok) {
-        throw new ResponseValidationError('POST', TOKEN_PATH, response.status, [
-          { path: '', message: 'the body is not JSON' },
-        ]);
-      }
-      const parsed = tokenResponseSchema.safeParse(json.value);
-      if (!parsed.success) {
-        throw new ResponseValidationError('POST', TOKEN_PATH, response.status, zodIssues(parsed.error));
-      }
-      // Trusting less than a huge `expires_in` only costs an earlier refresh; trusting it would put
-      // an expiry past what dates and stores hold (1e308 s is Infinity in milliseconds).
-      const expiresIn = Math.min(parsed.data.expires_in ?? DEFAULT_EXPIRES_IN_SEC, MAX_TRUSTED_LIFETIME_SEC);
-      const scope = parsed.data.scope ?? credentials.scope ?? '';
-      return {
-        accessToken: parsed.data.access_token,
-        issuedAt,
-        expiresAt: issuedAt + expiresIn * 1000,
-        scopes: scope.split(' ').filter(Boolean),
-      };
-    }
-    const value = json.ok ? (json.value as Record<string, unknown> | null) : undefined;
-    // The OAuth shape is the endpoint's answer to a bad request or credential (400, 401); a 429 or
-    // 5xx is an outage, typed by status so that it is retried, whatever its body says.
-    const refused = response.status === 400 || response.status === 401;
-    if (refused && value && typeof value === 'object' && typeof value.error === 'string') {
-      const description = typeof value.error_description === 'string' ? value.error_description : undefined;
-      throw oauthErrorFor(response.status, value.error, description);
-    }
-    throw apiErrorFromResponse({
-      status: response.status,
-      method: 'POST',
-      path: TOKEN_PATH,
-      headers: response.headers,
-      body: value,
-      requiredScopes: [],
-      grantedScopes: undefined,
-    });
+    const scope = parsed.data.scope ?? credentials.scope ?? '';
+    return {
+      accessToken: parsed.data.access_token,
+      issuedAt,
+      expiresAt: issuedAt + expiresIn * 1000,
+      scopes: scope.split(' ').filter(Boolean),
+    };
+  }
+  const redact = transport.redaction(request);
+  const value = json.ok ? (json.value as Record<string, unknown> | null) : undefined;
+  // The OAuth shape is the endpoint's answer to a bad request or credential (400, 401); a 429 or
+  // 5xx is an outage, typed by status so that it is retried, whatever its body says.
+  const refused = response.status === 400 || response.status === 401;
+  if (refused && value && typeof value === 'object' && typeof value.error === 'string') {
+    const description =
+      typeof value.error_description === 'string' ? redact(value.error_description) : undefined;
+    throw oauthErrorFor(response.status, redact(value.error), description);
+  }
+  throw apiErrorFromResponse({
+    status: response.status,
+    method: 'POST',
+    path: TOKEN_PATH,
+    headers: response.headers,
+    body: value,
+    requiredScopes: [],
+    grantedScopes: undefined,
+    redact,
   });
 }

@@ -1,10 +1,13 @@
-import { ACCESS_TOKEN_PATTERN } from '../schemas/auth.js';
+import { type PartnerError, withRetryAfter } from '../errors/base.js';
+import { AbortError } from '../errors/client-errors.js';
+import { InvalidClientError } from '../errors/oauth.js';
+import { ACCESS_TOKEN_PATTERN, MAX_ACCESS_TOKEN_LENGTH } from '../schemas/auth.js';
 import type { TokenEvent } from '../transport/events.js';
 import type { StoredToken, TokenStore } from './token-store.js';
 
 export interface TokenProviderDeps {
-  /** Fetches a new token from the token endpoint (retries included). */
-  fetchToken: () => Promise<StoredToken>;
+  /** One attempt at the token endpoint; the callers waiting for it retry under their own policy. */
+  fetchToken: (signal: AbortSignal) => Promise<StoredToken>;
   store: TokenStore;
   key: string;
   emit: (event: TokenEvent) => void;
@@ -19,6 +22,10 @@ const EXPIRY_MARGIN_MS = 30_000;
 const BACKGROUND_RETRY_MS = 5_000;
 /** A shared store slower than this is passed over: the token endpoint is the source of truth. */
 const STORE_TIMEOUT_MS = 2_000;
+/** The first backoff after a credential was found stopped or refused; it doubles per failed probe. */
+export const CREDENTIAL_BACKOFF_MIN_MS = 1_000;
+/** The longest backoff of a stopped or refused credential. */
+export const CREDENTIAL_BACKOFF_MAX_MS = 60_000;
 
 /**
  * Runs one token-store operation. The store is a cache: a store that fails, hangs or holds
@@ -31,6 +38,8 @@ async function storeOp<T>(operation: () => Promise<T>): Promise<T | undefined> {
       operation(),
       new Promise<undefined>((resolve) => {
         timer = setTimeout(() => resolve(undefined), STORE_TIMEOUT_MS);
+        // A hung store must not keep a process alive whose calls are over.
+        timer.unref?.();
       }),
     ]);
   } catch {
@@ -45,6 +54,7 @@ function isStoredToken(value: unknown): value is StoredToken {
   const token = value as Partial<StoredToken>;
   return (
     typeof token.accessToken === 'string' &&
+    token.accessToken.length <= MAX_ACCESS_TOKEN_LENGTH &&
     ACCESS_TOKEN_PATTERN.test(token.accessToken) &&
     Number.isFinite(token.expiresAt) &&
     Number.isFinite(token.issuedAt) &&
@@ -53,21 +63,48 @@ function isStoredToken(value: unknown): value is StoredToken {
   );
 }
 
-export interface LeasedToken {
-  token: StoredToken;
-  /** True when this caller waited for the token endpoint: a 401 with it is final. */
-  fresh: boolean;
+/** One call's dealings with the provider, from `begin` to `end`. */
+export interface TokenCall {
+  /** The last token fetch whose failure this call has seen (a sequence number). */
+  seenFailure: number;
+  /** True for the one call that tries a stopped credential again when its backoff is over. */
+  probe: boolean;
+}
+
+interface Flight {
+  seq: number;
+  promise: Promise<StoredToken>;
+  controller: AbortController;
+}
+
+interface Stop {
+  /** What every refused call throws again, with the time left as `retryAfterMs`. */
+  error: PartnerError;
+  /** `refused`: the token endpoint said invalid_client; `stopped`: a token fetched after a 401 got a 401. */
+  reason: 'refused' | 'stopped';
+  windowMs: number;
+  since: number;
+  until: number;
+  probing: boolean;
 }
 
 /**
  * Client-credentials token cache: one token endpoint call for any number of concurrent callers,
- * refresh ahead of expiry in the background, and no caller waiting while a valid token is cached.
+ * refresh ahead of expiry in the background, no caller waiting while a valid token is cached, and
+ * a backoff instead of a token request per call once the credential is stopped.
+ *
+ * A fetch runs for the calls that wait for it: each caller bounds its own wait (the transport), and
+ * when no call of the client is left the fetch is aborted, so that nothing keeps a process alive.
  */
 export class TokenProvider {
   readonly #deps: TokenProviderDeps;
   readonly #now: () => number;
   #current: StoredToken | undefined;
-  #inflight: Promise<LeasedToken> | undefined;
+  #inflight: Flight | undefined;
+  #seq = 0;
+  #lastFailure: { seq: number; error: unknown } | undefined;
+  #active = 0;
+  #stop: Stop | undefined;
   /** The last token a 401 rejected: never taken back from the store. */
   #rejected: string | undefined;
   #backgroundFailedAt = Number.NEGATIVE_INFINITY;
@@ -94,21 +131,67 @@ export class TokenProvider {
     return now >= token.issuedAt + (token.expiresAt - token.issuedAt) * REFRESH_AHEAD_SHARE;
   }
 
+  /** A call starts: fetches stay alive while at least one call is under way. */
+  begin(): TokenCall {
+    this.#active++;
+    return { seenFailure: this.#seq, probe: false };
+  }
+
+  /** A call is over, whatever its outcome. The last one out aborts a fetch nobody waits for. */
+  end(call: TokenCall): void {
+    this.#active--;
+    if (call.probe && this.#stop?.probing) this.#stop.probing = false;
+    call.probe = false;
+    if (this.#active === 0) this.#inflight?.controller.abort();
+  }
+
   /**
    * The cached token when it is usable, without waiting (a refresh starts in the background when
    * one is due); undefined when a caller has to wait for `get`.
    */
-  peek(): LeasedToken | undefined {
+  peek(): StoredToken | undefined {
     const now = this.#now();
     const cached = this.#current;
     if (!this.#usable(cached, now)) return undefined;
     if (this.#refreshDue(cached, now)) this.#refreshInBackground(now);
-    return { token: cached, fresh: false };
+    return cached;
   }
 
-  /** A usable token: the cached one when valid, else the shared store's, else a new one. */
-  async get(): Promise<LeasedToken> {
-    return this.peek() ?? this.#inflight ?? this.#acquire('fetched');
+  /**
+   * A usable token: the cached one when valid, else the shared store's, else a new one. During a
+   * stopped credential's backoff it throws the stopping error at once.
+   */
+  async get(call: TokenCall): Promise<StoredToken> {
+    const cached = this.peek();
+    if (cached) return cached;
+    this.#admit(call);
+    const flight = this.#inflight;
+    if (!flight) {
+      // A fetch started since this call last failed has failed too (this call was backing off):
+      // its answer is this attempt's, rather than one more request per waiting caller.
+      const failure = this.#lastFailure;
+      if (failure && failure.seq > call.seenFailure) {
+        call.seenFailure = failure.seq;
+        throw failure.error;
+      }
+    }
+    const joined = flight ?? this.#acquire('fetched');
+    try {
+      return await joined.promise;
+    } catch (error) {
+      call.seenFailure = Math.max(call.seenFailure, joined.seq);
+      throw error;
+    }
+  }
+
+  /** Throws during a backoff; when it is over, lets exactly one call through to probe. */
+  #admit(call: TokenCall): void {
+    const stop = this.#stop;
+    if (!stop || call.probe) return;
+    const now = this.#now();
+    if (now < stop.until || stop.probing) throw withRetryAfter(stop.error, Math.max(0, stop.until - now));
+    stop.probing = true;
+    call.probe = true;
   }
 
   /** Drops `rejected` (after a 401) so that the next `get` fetches a new token. */
@@ -121,25 +204,67 @@ export class TokenProvider {
       await storeOp(() => this.#deps.store.delete(this.#deps.key));
   }
 
+  /** A data call was answered without a 401: a token issued since the credential stopped works. */
+  accepted(token: StoredToken): void {
+    if (this.#stop && token.issuedAt >= this.#stop.since) this.#stop = undefined;
+  }
+
+  /**
+   * Records that the credential is stopped (or refused): starts the backoff, or doubles it when the
+   * probe failed. Returns `error` with the backoff as its `retryAfterMs`.
+   */
+  stopped<E extends PartnerError>(call: TokenCall | undefined, error: E, reason: Stop['reason']): E {
+    const now = this.#now();
+    const stop = this.#stop;
+    // Calls that were under way when another concluded add nothing: one conclusion per window.
+    if (stop && call && !call.probe) return withRetryAfter(error, Math.max(0, stop.until - now));
+    const windowMs = stop
+      ? Math.min(stop.windowMs * 2, CREDENTIAL_BACKOFF_MAX_MS)
+      : CREDENTIAL_BACKOFF_MIN_MS;
+    const stamped = withRetryAfter(error, windowMs);
+    this.#stop = {
+      error: stamped,
+      reason,
+      windowMs,
+      since: stop?.since ?? now,
+      until: now + windowMs,
+      probing: false,
+    };
+    if (call) call.probe = false;
+    if (reason === 'stopped') {
+      this.#deps.emit({
+        action: 'failed',
+        scopes: undefined,
+        expiresInSec: undefined,
+        elapsedMs: 0,
+        error: error.name,
+        retryAfterMs: windowMs,
+      });
+    }
+    return stamped;
+  }
+
   #refreshInBackground(now: number): void {
-    if (this.#inflight || now - this.#backgroundFailedAt < BACKGROUND_RETRY_MS) return;
-    this.#acquire('refreshed').catch(() => {
+    if (this.#inflight || this.#stop || now - this.#backgroundFailedAt < BACKGROUND_RETRY_MS) return;
+    this.#acquire('refreshed').promise.catch(() => {
       this.#backgroundFailedAt = this.#now();
     });
   }
 
   /**
    * The one path to a new token, shared by every concurrent caller: first the store (another
-   * process may have refreshed already), then the token endpoint.
+   * process may have refreshed already), then one attempt at the token endpoint.
    */
-  #acquire(action: 'fetched' | 'refreshed'): Promise<LeasedToken> {
+  #acquire(action: 'fetched' | 'refreshed'): Flight {
     const generation = this.#generation;
     const started = this.#now();
-    let run: Promise<LeasedToken> | undefined;
-    run = (async (): Promise<LeasedToken> => {
+    const seq = ++this.#seq;
+    const controller = new AbortController();
+    const run = async (): Promise<StoredToken> => {
       await null;
       try {
         const stored = await this.#storeGet();
+        if (controller.signal.aborted) throw new AbortError();
         const now = this.#now();
         if (
           this.#usable(stored, now) &&
@@ -148,37 +273,52 @@ export class TokenProvider {
           stored.accessToken !== this.#current?.accessToken
         ) {
           if (generation === this.#generation) this.#current = stored;
-          return { token: stored, fresh: false };
+          return stored;
         }
-        const token = await this.#deps.fetchToken();
+        const token = await this.#deps.fetchToken(controller.signal);
         // A fetch that began before an invalidation still returns a new token, so it is safe to use;
         // it is only kept when nothing newer has been put in place meanwhile.
         if (generation === this.#generation || !this.#current) {
           this.#current = token;
           await storeOp(() => this.#deps.store.set(this.#deps.key, token));
         }
+        if (this.#stop?.reason === 'refused') this.#stop = undefined;
         this.#deps.emit({
           action,
           scopes: [...token.scopes],
           expiresInSec: Math.round((token.expiresAt - token.issuedAt) / 1000),
           elapsedMs: this.#now() - started,
           error: undefined,
+          retryAfterMs: undefined,
         });
-        return { token, fresh: true };
-      } catch (error) {
+        return token;
+      } catch (caught) {
+        // Aborted because no call waits any more: nobody to tell.
+        if (controller.signal.aborted) throw caught;
+        let error = caught;
+        let retryAfterMs: number | undefined;
+        if (error instanceof InvalidClientError && action === 'fetched') {
+          error = this.stopped(undefined, error, 'refused');
+          retryAfterMs = (error as InvalidClientError).retryAfterMs;
+        }
+        this.#lastFailure = { seq, error };
         this.#deps.emit({
           action: 'failed',
           scopes: undefined,
           expiresInSec: undefined,
           elapsedMs: this.#now() - started,
           error: error instanceof Error ? error.name : 'Error',
+          retryAfterMs,
         });
         throw error;
       } finally {
-        if (this.#inflight === run) this.#inflight = undefined;
+        if (this.#inflight?.seq === seq) this.#inflight = undefined;
       }
-    })();
-    this.#inflight = run;
-    return run;
+    };
+    const flight: Flight = { seq, controller, promise: run() };
+    // Callers may all have left (each bounds its own wait): the outcome must not go unhandled.
+    flight.promise.catch(() => {});
+    this.#inflight = flight;
+    return flight;
   }
 }

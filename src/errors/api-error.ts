@@ -77,13 +77,22 @@ export class BadRequestError extends ApiError {
 export class AuthenticationError extends ApiError {
   override name = 'AuthenticationError';
   readonly challenge: AuthChallenge | undefined;
-  /** True when a token issued just before the request was rejected. */
+  /**
+   * True when a token fetched after this call's own 401 was rejected too: the credential or its
+   * organisation is stopped.
+   */
   readonly credentialStopped: boolean;
+  /**
+   * With `credentialStopped`: how long from now every call fails at once with this error and sends
+   * nothing (the backoff starts at 1 s and doubles to 60 s while the credential stays stopped).
+   */
+  readonly retryAfterMs: number | undefined;
 
   constructor(init: ApiErrorInit & { credentialStopped?: boolean }) {
     super(init);
     this.challenge = init.challenge;
     this.credentialStopped = init.credentialStopped ?? false;
+    this.retryAfterMs = init.retryAfterMs;
   }
 
   /** True when the service named the presented token invalid (`error="invalid_token"`). */

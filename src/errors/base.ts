@@ -74,3 +74,17 @@ export function hasBrand(value: unknown, brand: symbol): boolean {
     return false;
   }
 }
+
+/**
+ * The same error again (class, fields, message) with `retryAfterMs` set: what a call that is refused
+ * during a stopped credential's backoff throws, without sending anything.
+ */
+export function withRetryAfter<E extends PartnerError>(error: E, retryAfterMs: number): E {
+  const copy = Object.create(Object.getPrototypeOf(error)) as E;
+  for (const key of Reflect.ownKeys(error)) {
+    if (key !== 'stack') Object.defineProperty(copy, key, Object.getOwnPropertyDescriptor(error, key)!);
+  }
+  Object.defineProperty(copy, 'retryAfterMs', { value: retryAfterMs, enumerable: true });
+  Error.captureStackTrace?.(copy, withRetryAfter);
+  return copy;
+}

@@ -16,6 +16,7 @@ import {
   ValidationFailedError,
   WalletNotLinkedError,
 } from './api-error.js';
+import { noRedaction, type Redact, redactDeep } from './redact.js';
 
 const ENVELOPE_KEYS = new Set(['statusCode', 'error', 'code', 'message']);
 const INTEGER = /^-?\d+$/;
@@ -55,8 +56,10 @@ export interface ErrorResponse {
   body: unknown;
   requiredScopes: readonly string[];
   grantedScopes: readonly string[] | undefined;
-  /** Set when the 401 came back for a token issued for this very request. */
+  /** Set when the 401 came back for a token fetched after this call's own 401. */
   credentialStopped?: boolean;
+  /** Masks the request's secrets in what the server sent back (it may echo the request). */
+  redact?: Redact;
 }
 
 function insufficientBalanceFields(details: Record<string, unknown>) {
@@ -85,9 +88,11 @@ function defaultMessage(status: number, statusText: string | undefined): string 
  */
 export function apiErrorFromResponse(response: ErrorResponse): ApiError {
   const { status, method, path, headers } = response;
+  const redact = response.redact ?? noRedaction;
+  const body = redactDeep(response.body, redact);
   const envelope =
-    typeof response.body === 'object' && response.body !== null && !Array.isArray(response.body)
-      ? (response.body as Record<string, unknown>)
+    typeof body === 'object' && body !== null && !Array.isArray(body)
+      ? (body as Record<string, unknown>)
       : undefined;
   const code = typeof envelope?.code === 'string' ? envelope.code : undefined;
   const statusText = typeof envelope?.error === 'string' ? envelope.error : undefined;
@@ -135,7 +140,12 @@ export function apiErrorFromResponse(response: ErrorResponse): ApiError {
   }
   if (status === 400) return new BadRequestError(init);
   if (status === 401) {
-    const challenge = parseChallenge(headers.get('www-authenticate'));
+    // Redacted before and after parsing: a quoted-string may escape part of a secret.
+    const raw = headers.get('www-authenticate');
+    const challenge = parseChallenge(raw === null ? null : redact(raw));
+    if (challenge?.error !== undefined) challenge.error = redact(challenge.error);
+    if (challenge?.errorDescription !== undefined)
+      challenge.errorDescription = redact(challenge.errorDescription);
     const stopped = response.credentialStopped ?? false;
     const reason = stopped
       ? 'a freshly issued token was rejected: the credential or its organisation is stopped (revoked or suspended)'

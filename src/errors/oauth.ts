@@ -9,6 +9,11 @@ export class OAuthError extends PartnerError {
   readonly status: number;
   readonly error: string;
   readonly errorDescription: string | undefined;
+  /**
+   * On an `InvalidClientError`: how long from now every call fails at once with this error and
+   * sends nothing (the backoff starts at 1 s and doubles to 60 s while the credential is refused).
+   */
+  readonly retryAfterMs: number | undefined = undefined;
 
   constructor(status: number, error: string, errorDescription?: string) {
     super(`Token request failed (${status} ${error})${errorDescription ? `: ${errorDescription}` : ''}`);

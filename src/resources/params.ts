@@ -123,11 +123,21 @@ export const listArgs = z.strictObject({
   cursor: nonEmptyString.optional(),
 });
 
-export const getArgs = z.strictObject({ userId: nonEmptyString, transferId: nonEmptyString });
+/**
+ * An id that becomes a path segment. Encoding keeps a slash inside one segment, but `.` and `..`
+ * would still be read as dot segments (the list endpoint, another path) by the URL parser or a
+ * proxy, and encoded dots or separators by a proxy that decodes once more: all are refused.
+ */
+const pathId = nonEmptyString.refine(
+  (value) => value !== '.' && value !== '..' && !/[/\\]|%2e|%2f|%5c/i.test(value),
+  'must be an id: no slashes, no "." or ".." segments',
+);
+
+export const getArgs = z.strictObject({ userId: nonEmptyString, transferId: pathId });
 
 export const waitArgs = z.strictObject({
   userId: nonEmptyString,
-  transferId: nonEmptyString,
+  transferId: pathId,
   until: z.enum(TRANSFER_STATES, { error: `must be one of ${TRANSFER_STATES.join(', ')}` }).optional(),
 });
 

@@ -29,8 +29,19 @@ export interface Me {
 /** What an access token may be: printable ASCII, no spaces (it goes into a header as it is). */
 export const ACCESS_TOKEN_PATTERN = /^[\x21-\x7e]+$/;
 
+/**
+ * The longest access token the SDK sends as a header. Large JWTs stay within a few KB; a longer
+ * token is a broken or hostile answer, and sent as a header it would be refused by most servers
+ * (Node's default header limit is 16 KiB) after crossing the network on every call.
+ */
+export const MAX_ACCESS_TOKEN_LENGTH = 8192;
+
 export const tokenResponseSchema = z.looseObject({
-  access_token: z.string().min(1).regex(ACCESS_TOKEN_PATTERN, 'must be printable ASCII without spaces'),
+  access_token: z
+    .string()
+    .min(1)
+    .max(MAX_ACCESS_TOKEN_LENGTH, `must be at most ${MAX_ACCESS_TOKEN_LENGTH} characters`)
+    .regex(ACCESS_TOKEN_PATTERN, 'must be printable ASCII without spaces'),
   token_type: z.string().refine((value) => value.toLowerCase() === 'bearer', 'must be Bearer'),
   expires_in: z.number().positive().finite().optional(),
   scope: z.string().optional(),

@@ -238,7 +238,7 @@ function defaultRoutes(): RouteState[] {
  */
 export class PartnerSimulator {
   /** The base URL to give the client when using `fetch` (no server is needed for it). */
-  readonly baseUrl = 'http://simulator.local';
+  readonly baseUrl = 'http://simulator.localhost';
   readonly #options: SimulatorOptions;
   readonly #organisations = new Map<string, Organisation>();
   readonly #credentials = new Map<string, Credential>();

@@ -38,6 +38,29 @@ export function sleep(ms: number, signal: AbortSignal | undefined, reason: () =>
   return raceSignal(wait, signal, reason).finally(() => clearTimeout(timer));
 }
 
+/**
+ * Settles with `promise`, or rejects with `timedOut()` after `ms` or with `aborted()` once `signal`
+ * aborts, whichever comes first. The timer is cleared either way, so it keeps nothing alive.
+ */
+export function within<T>(
+  promise: Promise<T>,
+  ms: number,
+  signal: AbortSignal | undefined,
+  timedOut: () => unknown,
+  aborted: () => unknown,
+): Promise<T> {
+  if (ms <= 0) {
+    promise.catch(() => {});
+    return Promise.reject(timedOut());
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timedOut()), ms);
+  });
+  promise.catch(() => {});
+  return raceSignal(Promise.race([promise, deadline]), signal, aborted).finally(() => clearTimeout(timer));
+}
+
 /** What `readText` turns into errors; each builds the error to throw. */
 export interface BodyErrors {
   timedOut: () => unknown;

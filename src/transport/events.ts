@@ -38,6 +38,11 @@ export interface TokenEvent {
   elapsedMs: number;
   /** Class name of the error, when failed. */
   error: string | undefined;
+  /**
+   * When failed because the credential is stopped or refused (`AuthenticationError` with
+   * `credentialStopped`, `InvalidClientError`): how long every call fails at once without asking.
+   */
+  retryAfterMs: number | undefined;
 }
 
 /** The client's events. Subscribe with `client.on(name, listener)`. */

@@ -1,5 +1,6 @@
 import type { EventEmitter } from 'eventemitter3';
-import type { LeasedToken, TokenProvider } from '../auth/token-provider.js';
+import type { TokenCall, TokenProvider } from '../auth/token-provider.js';
+import type { StoredToken } from '../auth/token-store.js';
 import { ApiError, AuthenticationError } from '../errors/api-error.js';
 import { isPartnerError } from '../errors/base.js';
 import {
@@ -10,9 +11,10 @@ import {
   TimeoutError,
 } from '../errors/client-errors.js';
 import { apiErrorFromResponse } from '../errors/from-response.js';
-import { raceSignal, readText } from './abort.js';
+import { type Redact, redactor, safeCause } from '../errors/redact.js';
+import { readText, within } from './abort.js';
 import type { ClientEvents } from './events.js';
-import { AlreadyRetried, type RetryPolicy, withRetries } from './retry.js';
+import { type RetryPolicy, withRetries } from './retry.js';
 
 /**
  * Options every method takes as its last argument.
@@ -21,9 +23,12 @@ import { AlreadyRetried, type RetryPolicy, withRetries } from './retry.js';
  * await client.bridge.routes({ signal: AbortSignal.timeout(5_000), maxRetries: 0 });
  */
 export interface RequestOptions {
-  /** Cancels the call, its retries and its waits. */
+  /** Cancels the call, its retries and its waits (a wait for a token included). */
   signal?: AbortSignal;
-  /** Time allowed for one attempt, from sending to the last byte of the answer. */
+  /**
+   * Time allowed for one attempt: the wait for a token, when none is cached, plus the request from
+   * sending to the last byte of the answer.
+   */
   timeoutMs?: number;
   /** Overrides the client's `maxRetries` for this call. */
   maxRetries?: number;
@@ -88,6 +93,20 @@ export interface TransportConfig {
   /** The longest answer read; a longer one is cancelled unread. */
   maxResponseBytes: number;
   retry: RetryPolicy;
+  /** The client's secrets in every form a request carries them (raw, form-encoded, Basic). */
+  secrets: readonly string[];
+}
+
+/** Duck-typed, so that a fetch from another realm or package (undici's own) still fits. */
+function isResponse(value: unknown): value is Response {
+  if (typeof value !== 'object' || value === null) return false;
+  const response = value as Partial<Response>;
+  return (
+    typeof response.status === 'number' &&
+    typeof (response.headers as Partial<Headers> | undefined)?.get === 'function' &&
+    (response.body === null ||
+      typeof (response.body as Partial<ReadableStream> | undefined)?.getReader === 'function')
+  );
 }
 
 /** Anything with zod's `safeParse` shape: a zod schema, or a hand-written reader of a body. */
@@ -131,21 +150,38 @@ export class Transport {
   }
 
   /**
+   * Masks what `request` carries that is secret (the client secret in each form, the Basic
+   * credential, the bearer token) in anything a server sends back: it may echo the request.
+   */
+  redaction(request: Exchange): Redact {
+    const authorization = request.headers.authorization;
+    return redactor([
+      ...this.#config.secrets,
+      ...(authorization ? [authorization, authorization.replace(/^\S+\s+/, '')] : []),
+    ]);
+  }
+
+  /**
    * One attempt: sends, reads the whole body, and turns a timeout, an abort or a broken connection
    * into the SDK's typed errors. HTTP error statuses are returned, not thrown. ky's own timeout
    * covers the wait for headers and the body is read within what is left of it: no AbortSignal
-   * is made per attempt (Node's are costly) unless the caller passed one.
+   * is made per attempt (Node's are costly) unless the caller passed one. `spentMs` of the
+   * attempt's time already went into waiting for a token.
    */
   async exchange(
     request: Exchange,
     attempt: number,
     options: RequestOptions | undefined,
     label = request.path,
+    spentMs = 0,
   ) {
     const { events } = this.#config;
     const timeoutMs = options?.timeoutMs ?? this.#config.timeoutMs;
+    const budgetMs = timeoutMs - spentMs;
     const signal = options?.signal;
     if (signal?.aborted) throw new AbortError({ cause: signal.reason });
+    if (budgetMs <= 0) throw new TimeoutError(request.method, label, timeoutMs);
+    // From here on the request may reach the service: a submit's outcome is no longer known.
     request.onSent?.();
     const started = performance.now();
     if (events.listenerCount('request') > 0)
@@ -155,13 +191,17 @@ export class Transport {
     let failure: unknown;
     const timedOut = () => new TimeoutError(request.method, label, timeoutMs);
     const aborted = () => new AbortError({ cause: signal?.reason });
+    // What a custom fetch threw may hold the Request (and with it the authorization header): only
+    // a redacted copy of its name, message and code is kept.
+    const broken = (cause: unknown) =>
+      new ConnectionError(request.method, label, { cause: safeCause(cause, this.redaction(request)) });
     try {
       let response: Response;
       try {
         response = await this.#config.ky(request.path, {
           method: request.method,
           headers: request.headers,
-          timeout: timeoutMs,
+          timeout: budgetMs,
           ...(request.searchParams ? { searchParams: request.searchParams } : {}),
           ...(request.body === undefined ? {} : { body: request.body }),
           ...(signal ? { signal } : {}),
@@ -172,17 +212,18 @@ export class Transport {
         if (error instanceof Error && error.name === 'TimeoutError') throw timedOut();
         // ky wraps fetch failures with the Request attached, which holds the bearer token: keep only
         // the transport's own error.
-        const cause = error instanceof Error && error.name === 'NetworkError' ? error.cause : error;
-        throw new ConnectionError(request.method, label, { cause });
+        throw broken(error instanceof Error && error.name === 'NetworkError' ? error.cause : error);
       }
+      if (!isResponse(response))
+        throw broken(new TypeError('fetch resolved to something that is not a Response'));
       status = response.status;
       requestId = response.headers.get('x-request-id') ?? undefined;
       const text = await readText(
         response,
-        timeoutMs - (performance.now() - started),
+        budgetMs - (performance.now() - started),
         this.#config.maxResponseBytes,
         signal,
-        { timedOut, aborted, broken: (cause) => new ConnectionError(request.method, label, { cause }) },
+        { timedOut, aborted, broken },
       );
       if (text === undefined && status >= 200 && status < 300) {
         throw new ResponseValidationError(request.method, label, status, [
@@ -241,65 +282,126 @@ export class Transport {
     );
   }
 
+  /**
+   * Waits for a token within what is left of the attempt's time and the caller's signal. A token
+   * fetch shared with other calls goes on for them when this caller gives up.
+   */
+  #token(
+    call: TokenCall,
+    method: string,
+    label: string,
+    options: RequestOptions | undefined,
+    started: number,
+  ) {
+    const { tokens } = this.#config;
+    const cached = tokens.peek();
+    if (cached) return cached;
+    const timeoutMs = options?.timeoutMs ?? this.#config.timeoutMs;
+    return within(
+      tokens.get(call),
+      timeoutMs - (performance.now() - started),
+      options?.signal,
+      () => new TimeoutError(method, label, timeoutMs),
+      () => new AbortError({ cause: options?.signal?.reason }),
+    );
+  }
+
+  /** A token for the caller, under its own retries, timeout and signal (`getScopes`). */
+  async token(options?: RequestOptions): Promise<StoredToken> {
+    const { tokens } = this.#config;
+    const call = tokens.begin();
+    try {
+      return await this.retrying('POST', '/auth/token', true, options, async () =>
+        this.#token(call, 'POST', '/auth/token', options, performance.now()),
+      );
+    } finally {
+      tokens.end(call);
+    }
+  }
+
   /** A call to a data endpoint: bearer token, one replay after a 401, retries, a parsed `data`. */
   async request<T>(spec: DataRequest<T>, options?: RequestOptions): Promise<T> {
     const label = spec.label ?? spec.path;
     const { tokens } = this.#config;
     let replayed = false;
+    /** The token this call's own 401 rejected: a 401 with a later one means the credential is stopped. */
+    let rejectedFirst: string | undefined;
     let lastAttempt = 0;
-    const send = async (lease: LeasedToken): Promise<RawResponse> =>
-      this.exchange(
-        {
-          method: spec.method,
-          path: spec.path,
-          ...(spec.searchParams ? { searchParams: spec.searchParams } : {}),
-          headers: {
-            authorization: `Bearer ${lease.token.accessToken}`,
-            accept: 'application/json',
-            ...(spec.body === undefined ? {} : { 'content-type': 'application/json' }),
-          },
-          ...(spec.body === undefined ? {} : { body: spec.body }),
-          onSent: spec.onSent,
-        },
+    const exchangeFor = (token: StoredToken): Exchange => ({
+      method: spec.method,
+      path: spec.path,
+      ...(spec.searchParams ? { searchParams: spec.searchParams } : {}),
+      headers: {
+        authorization: `Bearer ${token.accessToken}`,
+        accept: 'application/json',
+        ...(spec.body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(spec.body === undefined ? {} : { body: spec.body }),
+      onSent: spec.onSent,
+    });
+    const call = tokens.begin();
+    // The attempt's time covers the wait for a token and the request. A request that is never
+    // repeated (a submit) still gets its token under the retry policy: asking twice acts once.
+    const leaseAndSend = async () => {
+      let started = performance.now();
+      let token: StoredToken;
+      if (spec.retryable === false) {
+        token = await this.retrying(spec.method, label, true, options, async () =>
+          this.#token(call, spec.method, label, options, performance.now()),
+        );
+        started = performance.now();
+      } else {
+        token = await this.#token(call, spec.method, label, options, started);
+      }
+      const request = exchangeFor(token);
+      const response = await this.exchange(
+        request,
         ++lastAttempt,
         options,
         label,
+        performance.now() - started,
       );
-    // The token request has its own retries; its failure is final for this call.
-    const raceToken = () =>
-      raceSignal(
-        tokens.get(),
-        options?.signal,
-        () => new AbortError({ cause: options?.signal?.reason }),
-      ).catch((error: unknown) => {
-        throw error instanceof AbortError ? error : new AlreadyRetried(error);
-      });
+      return { token, request, response };
+    };
 
-    return this.retrying(spec.method, label, spec.retryable ?? true, options, async () => {
-      let lease = tokens.peek() ?? (await raceToken());
-      let response = await send(lease);
-      // A request that may act twice (a submit) is never replayed: its caller finds out what happened.
-      if (response.status === 401 && !lease.fresh && !replayed && spec.retryable !== false) {
-        replayed = true;
-        await tokens.invalidate(lease.token);
-        lease = await raceToken();
-        response = await send(lease);
-      }
-      if (response.status >= 200 && response.status < 300) return this.#parse(spec, label, response);
-      const parsed = parseJson(response.text);
-      const error = apiErrorFromResponse({
-        status: response.status,
-        method: spec.method,
-        path: label,
-        headers: response.headers,
-        body: parsed.ok ? parsed.value : undefined,
-        requiredScopes: spec.scopes,
-        grantedScopes: lease.token.scopes,
-        credentialStopped: response.status === 401 && lease.fresh,
+    try {
+      return await this.retrying(spec.method, label, spec.retryable ?? true, options, async () => {
+        let { token, request, response } = await leaseAndSend();
+        // A first 401 may be one revoked token shared by many calls, not a stopped credential:
+        // replay once with a newer token. The probe of a stopped credential fetched its own. A
+        // request that may act twice (a submit) is never replayed: its caller finds out what happened.
+        if (response.status === 401 && !replayed && !call.probe && spec.retryable !== false) {
+          replayed = true;
+          rejectedFirst = token.accessToken;
+          await tokens.invalidate(token);
+          ({ token, request, response } = await leaseAndSend());
+        }
+        // A 5xx may come from a gateway in front of the service: only a 2xx-4xx proves the token works.
+        if (response.status < 500 && response.status !== 401) tokens.accepted(token);
+        if (response.status >= 200 && response.status < 300) return this.#parse(spec, label, response);
+        const credentialStopped =
+          response.status === 401 && (call.probe || (replayed && token.accessToken !== rejectedFirst));
+        const parsed = parseJson(response.text);
+        const error = apiErrorFromResponse({
+          status: response.status,
+          method: spec.method,
+          path: label,
+          headers: response.headers,
+          body: parsed.ok ? parsed.value : undefined,
+          requiredScopes: spec.scopes,
+          grantedScopes: token.scopes,
+          credentialStopped,
+          redact: this.redaction(request),
+        });
+        if (error instanceof AuthenticationError) {
+          await tokens.invalidate(token);
+          if (credentialStopped) throw tokens.stopped(call, error, 'stopped');
+        }
+        throw error;
       });
-      if (error instanceof AuthenticationError) await tokens.invalidate(lease.token);
-      throw error;
-    });
+    } finally {
+      tokens.end(call);
+    }
   }
 
   #parse<T>(spec: DataRequest<T>, label: string, response: RawResponse): T {

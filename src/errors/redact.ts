@@ -1,0 +1,67 @@
+/** What replaces a secret in a server-supplied text. */
+export const REDACTED = '[redacted]';
+
+/** Masks the secrets it was made with in a text. */
+export type Redact = (text: string) => string;
+
+export const noRedaction: Redact = (text) => text;
+
+/**
+ * A redaction of the exact `secrets` (empty ones skipped), the longest first so that a part never
+ * leaves the rest of a longer one behind. Servers and gateways echo requests back
+ * (an `error_description` quoting the body, a 500 quoting the headers): whatever they send is passed
+ * through this before it becomes part of an error.
+ */
+export function redactor(secrets: readonly string[]): Redact {
+  const list = [...new Set(secrets.filter((secret) => secret.length > 0))].sort(
+    (a, b) => b.length - a.length,
+  );
+  if (list.length === 0) return noRedaction;
+  return (text) => {
+    let out = text;
+    for (const secret of list) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    return out;
+  };
+}
+
+/** Redacts every string in a parsed JSON value, keys included. */
+export function redactDeep(value: unknown, redact: Redact, depth = 0): unknown {
+  if (typeof value === 'string') return redact(value);
+  if (depth > 32 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item) => redactDeep(item, redact, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) out[redact(key)] = redactDeep(inner, redact, depth + 1);
+  return out;
+}
+
+const BUILT_IN_ERRORS = [TypeError, RangeError, SyntaxError, ReferenceError, URIError, EvalError];
+
+/**
+ * A copy of a foreign error (what a custom `fetch` or the network layer threw) that keeps only its
+ * name, redacted message, `code` and, a few levels deep, the same of its cause. The original may hold
+ * the `Request`, whose headers carry the bearer token or the Basic credential.
+ */
+export function safeCause(error: unknown, redact: Redact, depth = 0): Error | undefined {
+  if (error === undefined || error === null) return undefined;
+  try {
+    const source =
+      typeof error === 'object' ? (error as Record<string, unknown>) : { message: String(error) };
+    const message = typeof source.message === 'string' ? source.message : '';
+    // The built-in class is kept, so `cause instanceof TypeError` checks still hold.
+    const Class = BUILT_IN_ERRORS.find((Builtin) => error instanceof Builtin) ?? Error;
+    const copy = new Class(redact(message)) as Error & { code?: string | number };
+    copy.name = typeof source.name === 'string' ? redact(source.name) : 'Error';
+    if (typeof source.code === 'string') copy.code = redact(source.code);
+    else if (typeof source.code === 'number') copy.code = source.code;
+    if (depth < 3 && source.cause !== undefined) {
+      const cause = safeCause(source.cause, redact, depth + 1);
+      if (cause) copy.cause = cause;
+    }
+    // Its own stack would only say where this copy was made.
+    copy.stack = `${copy.name}: ${copy.message}`;
+    return copy;
+  } catch {
+    // A cause whose reads throw (a Proxy) is not worth failing over.
+    return new Error('unreadable cause');
+  }
+}
