@@ -7,6 +7,7 @@ import { TokenProvider } from './auth/token-provider.js';
 import { MemoryTokenStore, type TokenStore } from './auth/token-store.js';
 import {
   byteCount,
+  checkListener,
   durationMs,
   maxRetries,
   parseArgs,
@@ -16,7 +17,7 @@ import {
 } from './internal/args.js';
 import { Bridge } from './resources/bridge.js';
 import { type Me, meSchemas, type Scope } from './schemas/auth.js';
-import type { ClientEvents } from './transport/events.js';
+import { CLIENT_EVENTS, type ClientEvents } from './transport/events.js';
 import type { RetryOptions } from './transport/retry.js';
 import { type RequestOptions, Transport } from './transport/transport.js';
 
@@ -310,18 +311,21 @@ export class PartnerClient {
    * client.on('retry', (e) => log.warn(`retrying ${e.method} ${e.path} in ${e.delayMs} ms (${e.reason})`));
    */
   on<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): this {
+    checkListener('PartnerClient.on', CLIENT_EVENTS, event, listener);
     this.#events.on(event, listener as never);
     return this;
   }
 
   /** Like `on`, for one event only. */
   once<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): this {
+    checkListener('PartnerClient.once', CLIENT_EVENTS, event, listener);
     this.#events.once(event, listener as never);
     return this;
   }
 
   /** Removes a listener added with `on` or `once`. */
   off<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): this {
+    checkListener('PartnerClient.off', CLIENT_EVENTS, event, listener);
     this.#events.off(event, listener as never);
     return this;
   }

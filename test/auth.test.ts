@@ -418,6 +418,27 @@ describe('construction', () => {
       expect(new PartnerClient({ baseUrl, clientId: 'c', clientSecret: 's' }).baseUrl).toBe('https://p.test');
     }
   });
+
+  it('on, once and off refuse an unknown event or a listener that is no function', () => {
+    const client = new PartnerClient({ baseUrl: BASE_URL, clientId: 'c', clientSecret: SECRET });
+    for (const method of ['on', 'once', 'off'] as const) {
+      // A typo would otherwise never fire, and a non-function would throw inside the emitter later.
+      expect(() => client[method]('reponse' as never, (() => {}) as never)).toThrowError(
+        expect.objectContaining({
+          name: 'ArgumentError',
+          issues: [expect.objectContaining({ path: 'event' })],
+        }),
+      );
+      expect(() => client[method]('retry', 'log' as never)).toThrowError(
+        expect.objectContaining({
+          name: 'ArgumentError',
+          issues: [expect.objectContaining({ path: 'listener' })],
+        }),
+      );
+    }
+    const listener = () => {};
+    expect(client.on('retry', listener).off('retry', listener)).toBe(client);
+  });
 });
 
 const unauthorized = (message = 'revoked') =>

@@ -79,3 +79,22 @@ export function parseOptions<S extends z.ZodType, T>(
   if (options === undefined) return undefined;
   return parseArgs(schema, options, `${where} (options)`) as T;
 }
+
+/**
+ * Checks an `on`/`once`/`off` call: a known event name and a function. An unknown name would never
+ * fire, and a listener that is no function would throw deep inside the emitter at the next event.
+ */
+export function checkListener(
+  where: string,
+  events: readonly string[],
+  event: unknown,
+  listener: unknown,
+): void {
+  const issues: { path: string; message: string }[] = [];
+  readArgs(where, () => {
+    if (typeof event !== 'string' || !events.includes(event))
+      issues.push({ path: 'event', message: `must be one of ${events.join(', ')}` });
+    if (typeof listener !== 'function') issues.push({ path: 'listener', message: 'must be a function' });
+  });
+  if (issues.length > 0) throw new ArgumentError(where, issues);
+}

@@ -52,3 +52,6 @@ export interface ClientEvents {
   retry: (event: RetryEvent) => void;
   token: (event: TokenEvent) => void;
 }
+
+/** The names of the client's events, to refuse a typo that would otherwise never fire. */
+export const CLIENT_EVENTS: readonly (keyof ClientEvents)[] = ['request', 'response', 'retry', 'token'];
