@@ -466,6 +466,9 @@ describe('nothing is left behind', () => {
       import { createServer } from 'node:http';
       import { PartnerClient } from './src/index.ts';
       const server = createServer((req) => { req.resume(); });
+      // The service lives in another process: its side of each connection must not hold this one
+      // (undici opens a fresh idle connection after an abort, which the server here would keep).
+      server.on('connection', (socket) => socket.unref());
       server.listen(0, '127.0.0.1', async () => {
         server.unref();
         const client = new PartnerClient({ baseUrl: 'http://127.0.0.1:' + server.address().port, clientId: 'c', clientSecret: 's' });
@@ -475,7 +478,8 @@ describe('nothing is left behind', () => {
     `;
     const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       encoding: 'utf8',
-      // The client's own attempt time is 30 s: a process still alive at 10 s was kept alive by the SDK.
+      // The call fails after 300 ms and the client's own attempt time is 30 s: a process still
+      // alive at 10 s was kept alive by something the SDK left running.
       timeout: 10_000,
     });
     expect(result.signal, `the process did not exit by itself: ${result.stderr}`).toBeNull();
