@@ -1,5 +1,5 @@
+import type { TokenEvent } from '../core/events.js';
 import { ACCESS_TOKEN_PATTERN } from '../schemas/auth.js';
-import type { TokenEvent } from '../transport/events.js';
 import type { StoredToken, TokenStore } from './token-store.js';
 
 export interface TokenProviderDeps {

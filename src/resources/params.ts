@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { decimalLiteral } from '../bridge/amounts.js';
-import { durationMs, nonEmptyString, requestOptionsSchema, withMethods } from '../internal/args.js';
+import { decimalLiteral } from '../core/amounts.js';
+import { durationMs, nonEmptyString, requestOptionsSchema, withMethods } from '../core/args.js';
+import { JsonNumber } from '../core/json.js';
 import { TRANSFER_STATES, type TransferStatus } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
-import { JsonNumber } from '../transport/json.js';
 
 /** A decimal amount in source-token units: a string (`'25.5'`, sent digit for digit) or a number. */
 export type AmountInput = string | number;

@@ -1,5 +1,5 @@
 import { ArgumentError } from '../errors/client-errors.js';
-import { readArgs } from '../internal/args.js';
+import { readArgs } from './args.js';
 
 /** A value as an error message shows it; never calls the value's own `toString`. */
 function shown(value: unknown): string {

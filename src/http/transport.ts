@@ -1,5 +1,6 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { LeasedToken, TokenProvider } from '../auth/token-provider.js';
+import type { ClientEvents } from '../core/events.js';
 import { ApiError, AuthenticationError } from '../errors/api-error.js';
 import { isPartnerError } from '../errors/base.js';
 import {
@@ -11,7 +12,6 @@ import {
 } from '../errors/client-errors.js';
 import { apiErrorFromResponse } from '../errors/from-response.js';
 import { raceSignal, readText } from './abort.js';
-import type { ClientEvents } from './events.js';
 import { AlreadyRetried, type RetryPolicy, withRetries } from './retry.js';
 
 /**

@@ -1,10 +1,10 @@
 import { ApiError, IntentNotFoundError } from '../errors/api-error.js';
 import { SubmitOutcomeUnknownError } from '../errors/bridge-errors.js';
 import { ConnectionError, TimeoutError } from '../errors/client-errors.js';
+import { sleep } from '../http/abort.js';
+import type { RequestOptions } from '../http/transport.js';
 import type { BridgeSendResult, BridgeTransfer } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
-import { sleep } from '../transport/abort.js';
-import type { RequestOptions } from '../transport/transport.js';
 
 /** What the client remembers of an intent it constructed, to find out what became of a submit. */
 export interface KnownIntent {
