@@ -14,8 +14,9 @@ import {
   withMethods,
 } from './core/args.js';
 import type { ClientEvents } from './core/events.js';
+import type { RequestOptions } from './core/request-options.js';
 import type { RetryOptions } from './http/retry.js';
-import { type RequestOptions, Transport } from './http/transport.js';
+import { Transport } from './http/transport.js';
 import { Bridge } from './resources/bridge.js';
 import { type Me, meSchemas, type Scope } from './schemas/auth.js';
 

@@ -18,7 +18,7 @@ export {
 } from './callbacks/router.js';
 export { type CallbackStore, MemoryCallbackStore } from './callbacks/store.js';
 export { API_PREFIX, type FetchLike, PartnerClient, type PartnerClientOptions } from './client.js';
-export { fromRawAmount, toRawAmount } from './core/amounts.js';
+export { type AmountInput, fromRawAmount, toRawAmount } from './core/amounts.js';
 export type {
   ClientEvents,
   RequestEvent,
@@ -27,6 +27,7 @@ export type {
   TokenEvent,
 } from './core/events.js';
 export { Page, PagePromise } from './core/pagination.js';
+export type { RequestOptions } from './core/request-options.js';
 export { CallbackTimeoutError, type CallbackTimeoutStage } from './errors/callback-errors.js';
 export * from './errors/index.js';
 export type {
@@ -36,7 +37,6 @@ export type {
 } from './flows/execute.js';
 export type { TransferSource, WaitOptions, WaitParams } from './flows/wait.js';
 export type { RetryOptions } from './http/retry.js';
-export type { RequestOptions } from './http/transport.js';
 export {
   DEFAULT_DELEGATES,
   DEFAULT_ENTRY_POINTS,
@@ -62,8 +62,6 @@ export {
 } from './onchain/verify.js';
 export type { Bridge } from './resources/bridge.js';
 export type {
-  AmountInput,
-  AuthorizationSignature,
   BridgeConstructParams,
   BridgeFeeEstimateParams,
   BridgeQuoteParams,
@@ -74,6 +72,7 @@ export type {
 export type { Transfers } from './resources/transfers.js';
 export { KNOWN_SCOPES, type KnownScope, type Me, type Scope } from './schemas/auth.js';
 export {
+  type AuthorizationSignature,
   type BridgeBundle,
   type BridgeConstructResult,
   type BridgeFeeEstimate,

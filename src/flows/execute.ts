@@ -1,6 +1,6 @@
 import { parseArgs, parseOptions, readArgs, requestOptionsSchema } from '../core/args.js';
+import type { RequestOptions } from '../core/request-options.js';
 import { ArgumentError } from '../errors/client-errors.js';
-import type { RequestOptions } from '../http/transport.js';
 import type { BridgeSigner, SignedBridgeBatch } from '../onchain/sign.js';
 import type { BridgeBatchSummary, VerifyBridgeBatchOptions } from '../onchain/verify.js';
 import { constructArgs } from '../resources/params.js';

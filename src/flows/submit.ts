@@ -1,8 +1,8 @@
+import type { RequestOptions } from '../core/request-options.js';
 import { ApiError, IntentNotFoundError } from '../errors/api-error.js';
 import { SubmitOutcomeUnknownError } from '../errors/bridge-errors.js';
 import { ConnectionError, TimeoutError } from '../errors/client-errors.js';
 import { sleep } from '../http/abort.js';
-import type { RequestOptions } from '../http/transport.js';
 import type { BridgeSendResult, BridgeTransfer } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
 

@@ -1,8 +1,8 @@
+import type { AmountInput } from '../core/amounts.js';
 import { decimalLiteral, fromRawAmount, toRawAmount } from '../core/amounts.js';
 import { readArgs } from '../core/args.js';
 import { BatchVerificationError, type VerificationIssue } from '../errors/bridge-errors.js';
 import { ArgumentError } from '../errors/client-errors.js';
-import type { AmountInput } from '../resources/params.js';
 import {
   type BridgeConstructResult,
   type BridgeRoute,

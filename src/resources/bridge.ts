@@ -1,9 +1,10 @@
 import { parseArgs, parseOptions, requestOptionsSchema } from '../core/args.js';
 import { stringifyBody } from '../core/json.js';
+import type { RequestOptions } from '../core/request-options.js';
 import { IntentNotFoundError } from '../errors/api-error.js';
 import { type BridgeExecuteParams, type BridgeExecuteResult, executeBridge } from '../flows/execute.js';
 import { IntentMemory, outcomeUnknown, resolveSubmitOutcome } from '../flows/submit.js';
-import type { RequestOptions, Transport } from '../http/transport.js';
+import type { Transport } from '../http/transport.js';
 import {
   type BridgeConstructResult,
   type BridgeFeeEstimate,

@@ -1,8 +1,9 @@
 import { parseArgs, parseOptions, requestOptionsSchema } from '../core/args.js';
 import { Page, PagePromise } from '../core/pagination.js';
+import type { RequestOptions } from '../core/request-options.js';
 import { ResponseValidationError } from '../errors/client-errors.js';
 import { pollTransfer, type WaitOptions, type WaitParams } from '../flows/wait.js';
-import type { Parser, RequestOptions, Transport } from '../http/transport.js';
+import type { Parser, Transport } from '../http/transport.js';
 import { type BridgeTransfer, bridgeSchemas } from '../schemas/bridge.js';
 import {
   getArgs,
