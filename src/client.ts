@@ -14,12 +14,13 @@ import {
   parseOptions,
   requestOptionsSchema,
   withMethods,
-} from './internal/args.js';
+} from './core/args.js';
+import { CLIENT_EVENTS, type ClientEvents } from './core/events.js';
+import type { RequestOptions } from './core/request-options.js';
+import type { RetryOptions } from './http/retry.js';
+import { Transport } from './http/transport.js';
 import { Bridge } from './resources/bridge.js';
 import { type Me, meSchemas, type Scope } from './schemas/auth.js';
-import { CLIENT_EVENTS, type ClientEvents } from './transport/events.js';
-import type { RetryOptions } from './transport/retry.js';
-import { type RequestOptions, Transport } from './transport/transport.js';
 
 /** The path prefix of version 1 of the interface; the SDK appends it to `baseUrl`. */
 export const API_PREFIX = '/api/v1/s2s';

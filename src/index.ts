@@ -1,35 +1,5 @@
 export type { StoredToken, TokenStore } from './auth/token-store.js';
 export { MemoryTokenStore } from './auth/token-store.js';
-export { fromRawAmount, toRawAmount } from './bridge/amounts.js';
-export {
-  DEFAULT_DELEGATES,
-  DEFAULT_ENTRY_POINTS,
-  ENTRY_POINT_V07,
-  ENTRY_POINT_V08,
-  MAV2_7702_DELEGATE_V100,
-  MAV2_7702_DELEGATE_V110,
-} from './bridge/constants.js';
-export type {
-  BridgeExecuteParams,
-  BridgeExecuteResult,
-  ExecuteProgress,
-} from './bridge/execute.js';
-export {
-  type BridgeSigner,
-  type SignBridgeBatchParams,
-  type SignedBridgeBatch,
-  signBridgeBatch,
-} from './bridge/sign.js';
-export { ACROSS_SPOKE_POOLS, type KnownToken, WELL_KNOWN_TOKENS } from './bridge/tables.js';
-export {
-  type BridgeBatchSummary,
-  type SummarySide,
-  type VerifiedBridgeBatch,
-  type VerifyBridgeBatchOptions,
-  type VerifyBridgeBatchParams,
-  verifyBridgeBatch,
-} from './bridge/verify.js';
-export type { TransferSource, WaitOptions, WaitParams } from './bridge/wait.js';
 export {
   type BridgeCallbackKind,
   CALLBACK_KINDS,
@@ -48,13 +18,50 @@ export {
 } from './callbacks/router.js';
 export { type CallbackStore, MemoryCallbackStore } from './callbacks/store.js';
 export { API_PREFIX, type FetchLike, PartnerClient, type PartnerClientOptions } from './client.js';
+export { type AmountInput, fromRawAmount, toRawAmount } from './core/amounts.js';
+export type {
+  ClientEvents,
+  RequestEvent,
+  ResponseEvent,
+  RetryEvent,
+  TokenEvent,
+} from './core/events.js';
+export { Page, PagePromise } from './core/pagination.js';
+export type { RequestOptions } from './core/request-options.js';
 export { CallbackTimeoutError, type CallbackTimeoutStage } from './errors/callback-errors.js';
 export * from './errors/index.js';
-export type { Bridge } from './resources/bridge.js';
-export { Page, PagePromise } from './resources/pagination.js';
 export type {
-  AmountInput,
-  AuthorizationSignature,
+  BridgeExecuteParams,
+  BridgeExecuteResult,
+  ExecuteProgress,
+} from './flows/execute.js';
+export type { TransferSource, WaitOptions, WaitParams } from './flows/wait.js';
+export type { RetryOptions } from './http/retry.js';
+export {
+  DEFAULT_DELEGATES,
+  DEFAULT_ENTRY_POINTS,
+  ENTRY_POINT_V07,
+  ENTRY_POINT_V08,
+  MAV2_7702_DELEGATE_V100,
+  MAV2_7702_DELEGATE_V110,
+} from './onchain/constants.js';
+export {
+  type BridgeSigner,
+  type SignBridgeBatchParams,
+  type SignedBridgeBatch,
+  signBridgeBatch,
+} from './onchain/sign.js';
+export { ACROSS_SPOKE_POOLS, type KnownToken, WELL_KNOWN_TOKENS } from './onchain/tables.js';
+export {
+  type BridgeBatchSummary,
+  type SummarySide,
+  type VerifiedBridgeBatch,
+  type VerifyBridgeBatchOptions,
+  type VerifyBridgeBatchParams,
+  verifyBridgeBatch,
+} from './onchain/verify.js';
+export type { Bridge } from './resources/bridge.js';
+export type {
   BridgeConstructParams,
   BridgeFeeEstimateParams,
   BridgeQuoteParams,
@@ -65,6 +72,7 @@ export type {
 export type { Transfers } from './resources/transfers.js';
 export { KNOWN_SCOPES, type KnownScope, type Me, type Scope } from './schemas/auth.js';
 export {
+  type AuthorizationSignature,
   type BridgeBundle,
   type BridgeConstructResult,
   type BridgeFeeEstimate,
@@ -85,12 +93,3 @@ export {
   type UserOperationJson,
 } from './schemas/bridge.js';
 export type { Address, DecimalString, Hex, RawAmountString } from './schemas/common.js';
-export type {
-  ClientEvents,
-  RequestEvent,
-  ResponseEvent,
-  RetryEvent,
-  TokenEvent,
-} from './transport/events.js';
-export type { RetryOptions } from './transport/retry.js';
-export type { RequestOptions } from './transport/transport.js';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { stateRank } from '../src/bridge/wait.js';
+import { stateRank } from '../src/flows/wait.js';
 import {
   ArgumentError,
   type BridgeTransfer,

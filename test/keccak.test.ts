@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { bytesToHex, keccak256, stringToHex } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { keccak256Hex, keccak256HexJs, keccak256Text } from '../src/bridge/keccak.js';
+import { keccak256Hex, keccak256HexJs, keccak256Text } from '../src/onchain/keccak.js';
 
 describe.each([
   ['WebAssembly', keccak256Hex],

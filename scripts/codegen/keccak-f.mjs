@@ -1,10 +1,10 @@
-// Generates src/bridge/keccak-f.ts: keccak-f[1600] unrolled over 32-bit lane halves, the fallback
+// Generates src/onchain/keccak-f.ts: keccak-f[1600] unrolled over 32-bit lane halves, the fallback
 // permutation where WebAssembly is missing. Run with `npm run codegen`; CI re-runs it and fails on a
 // diff, and test/keccak.test.ts checks the output against viem's keccak256.
 import { writeFileSync } from 'node:fs';
 import { R, RC } from './keccak-tables.mjs';
 
-export const OUTPUT = 'src/bridge/keccak-f.ts';
+export const OUTPUT = 'src/onchain/keccak-f.ts';
 
 const lane = (x, y) => x + 5 * y;
 const lines = [];

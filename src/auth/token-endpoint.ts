@@ -1,8 +1,8 @@
 import { ResponseValidationError } from '../errors/client-errors.js';
 import { apiErrorFromResponse } from '../errors/from-response.js';
 import { oauthErrorFor } from '../errors/oauth.js';
+import { parseJson, type Transport, zodIssues } from '../http/transport.js';
 import { tokenResponseSchema } from '../schemas/auth.js';
-import { parseJson, type Transport, zodIssues } from '../transport/transport.js';
 import type { StoredToken } from './token-store.js';
 
 export const TOKEN_PATH = '/auth/token';

@@ -1,8 +1,8 @@
+import type { TokenEvent } from '../core/events.js';
 import { type PartnerError, withRetryAfter } from '../errors/base.js';
 import { AbortError } from '../errors/client-errors.js';
 import { InvalidClientError } from '../errors/oauth.js';
 import { ACCESS_TOKEN_PATTERN, MAX_ACCESS_TOKEN_LENGTH } from '../schemas/auth.js';
-import type { TokenEvent } from '../transport/events.js';
 import type { StoredToken, TokenStore } from './token-store.js';
 
 export interface TokenProviderDeps {

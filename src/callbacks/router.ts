@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EventEmitter } from 'eventemitter3';
 import { z } from 'zod';
-import { stateRank } from '../bridge/wait.js';
+import { byteCount, durationMs, parseArgs, readArgs, withMethods } from '../core/args.js';
 import { CallbackParseError } from '../errors/bridge-errors.js';
 import { CallbackTimeoutError, type CallbackTimeoutStage } from '../errors/callback-errors.js';
-import { byteCount, durationMs, parseArgs, readArgs, withMethods } from '../internal/args.js';
+import { stateRank } from '../flows/wait.js';
+import { readText } from '../http/abort.js';
 import { type BridgeTransfer, FINAL_STATES } from '../schemas/bridge.js';
-import { readText } from '../transport/abort.js';
 import { type BridgeCallbackKind, type ParsedCallback, parseBridgeCallback } from './parse.js';
 import { type CallbackStore, MemoryCallbackStore } from './store.js';
 

@@ -1,7 +1,10 @@
-import { type BridgeExecuteParams, type BridgeExecuteResult, executeBridge } from '../bridge/execute.js';
-import { IntentMemory, outcomeUnknown, resolveSubmitOutcome } from '../bridge/submit.js';
+import { parseArgs, parseOptions, requestOptionsSchema } from '../core/args.js';
+import { stringifyBody } from '../core/json.js';
+import type { RequestOptions } from '../core/request-options.js';
 import { IntentNotFoundError } from '../errors/api-error.js';
-import { parseArgs, parseOptions, requestOptionsSchema } from '../internal/args.js';
+import { type BridgeExecuteParams, type BridgeExecuteResult, executeBridge } from '../flows/execute.js';
+import { IntentMemory, outcomeUnknown, resolveSubmitOutcome } from '../flows/submit.js';
+import type { Transport } from '../http/transport.js';
 import {
   type BridgeConstructResult,
   type BridgeFeeEstimate,
@@ -10,8 +13,6 @@ import {
   type BridgeSendResult,
   bridgeSchemas,
 } from '../schemas/bridge.js';
-import { stringifyBody } from '../transport/json.js';
-import type { RequestOptions, Transport } from '../transport/transport.js';
 import {
   type BridgeConstructParams,
   type BridgeFeeEstimateParams,

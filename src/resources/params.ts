@@ -1,12 +1,9 @@
 import { z } from 'zod';
-import { decimalLiteral } from '../bridge/amounts.js';
-import { durationMs, nonEmptyString, requestOptionsSchema, withMethods } from '../internal/args.js';
-import { TRANSFER_STATES, type TransferStatus } from '../schemas/bridge.js';
+import { type AmountInput, decimalLiteral } from '../core/amounts.js';
+import { durationMs, nonEmptyString, requestOptionsSchema, withMethods } from '../core/args.js';
+import { JsonNumber } from '../core/json.js';
+import { type AuthorizationSignature, TRANSFER_STATES, type TransferStatus } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
-import { JsonNumber } from '../transport/json.js';
-
-/** A decimal amount in source-token units: a string (`'25.5'`, sent digit for digit) or a number. */
-export type AmountInput = string | number;
 
 /** What `bridge.quote` takes. */
 export interface BridgeQuoteParams {
@@ -27,13 +24,6 @@ export interface BridgeFeeEstimateParams {
 export type BridgeConstructParams =
   | { userId: string; routeId: string; amount: AmountInput; maxAmount?: false }
   | { userId: string; routeId: string; maxAmount: true; amount?: undefined };
-
-/** The EIP-7702 authorization signature, as the service takes it. */
-export interface AuthorizationSignature {
-  r: Hex;
-  s: Hex;
-  yParity: 0 | 1;
-}
 
 /** What `bridge.send` takes: the ids, and the signatures from `signBridgeBatch`. */
 export interface BridgeSendParams {

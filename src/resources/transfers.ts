@@ -1,9 +1,10 @@
-import { pollTransfer, type WaitOptions, type WaitParams } from '../bridge/wait.js';
+import { parseArgs, parseOptions, requestOptionsSchema } from '../core/args.js';
+import { Page, PagePromise } from '../core/pagination.js';
+import type { RequestOptions } from '../core/request-options.js';
 import { ResponseValidationError } from '../errors/client-errors.js';
-import { parseArgs, parseOptions, requestOptionsSchema } from '../internal/args.js';
+import { pollTransfer, type WaitOptions, type WaitParams } from '../flows/wait.js';
+import type { Parser, Transport } from '../http/transport.js';
 import { type BridgeTransfer, bridgeSchemas } from '../schemas/bridge.js';
-import type { Parser, RequestOptions, Transport } from '../transport/transport.js';
-import { Page, PagePromise } from './pagination.js';
 import {
   getArgs,
   listArgs,

@@ -103,6 +103,13 @@ export interface BundleAuthorization {
   nonce: number;
 }
 
+/** The EIP-7702 authorization signature, as the service takes it. */
+export interface AuthorizationSignature {
+  r: Hex;
+  s: Hex;
+  yParity: 0 | 1;
+}
+
 /** The unsigned user operation. Only `sender` is specified; every other field is kept as sent. */
 export interface UserOperationJson {
   sender: Address;

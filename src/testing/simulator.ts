@@ -3,10 +3,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { hashMessage, recoverAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { recoverAuthorizationAddress } from 'viem/utils';
-import { fromRawAmount, toRawAmount } from '../bridge/amounts.js';
-import { DEFAULT_DELEGATES } from '../bridge/constants.js';
-import { sameAddress } from '../bridge/hex.js';
 import { CALLBACK_KINDS } from '../callbacks/parse.js';
+import { fromRawAmount, toRawAmount } from '../core/amounts.js';
+import { DEFAULT_DELEGATES } from '../onchain/constants.js';
+import { sameAddress } from '../onchain/hex.js';
 import type {
   BridgeBundle,
   BridgeQuote,

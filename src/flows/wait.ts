@@ -1,7 +1,7 @@
+import type { RequestOptions } from '../core/request-options.js';
 import { AbortError, TimeoutError } from '../errors/client-errors.js';
+import { sleep } from '../http/abort.js';
 import { type BridgeTransfer, FINAL_STATES, type TransferStatus } from '../schemas/bridge.js';
-import { sleep } from '../transport/abort.js';
-import type { RequestOptions } from '../transport/transport.js';
 
 /** Where each state sits on the way to a final one; states on one rank are alternatives. */
 const RANK: Record<string, number> = {

@@ -1,6 +1,8 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { TokenCall, TokenProvider } from '../auth/token-provider.js';
 import type { StoredToken } from '../auth/token-store.js';
+import type { ClientEvents } from '../core/events.js';
+import type { RequestOptions } from '../core/request-options.js';
 import { ApiError, AuthenticationError } from '../errors/api-error.js';
 import { isPartnerError } from '../errors/base.js';
 import {
@@ -13,26 +15,7 @@ import {
 import { apiErrorFromResponse } from '../errors/from-response.js';
 import { type Redact, redactor, safeCause } from '../errors/redact.js';
 import { readText, within } from './abort.js';
-import type { ClientEvents } from './events.js';
 import { type RetryPolicy, withRetries } from './retry.js';
-
-/**
- * Options every method takes as its last argument.
- *
- * @example
- * await client.bridge.routes({ signal: AbortSignal.timeout(5_000), maxRetries: 0 });
- */
-export interface RequestOptions {
-  /** Cancels the call, its retries and its waits (a wait for a token included). */
-  signal?: AbortSignal;
-  /**
-   * Time allowed for one attempt: the wait for a token, when none is cached, plus the request from
-   * sending to the last byte of the answer.
-   */
-  timeoutMs?: number;
-  /** Overrides the client's `maxRetries` for this call. */
-  maxRetries?: number;
-}
 
 /** An HTTP answer, read in full within the attempt's time. */
 export interface RawResponse {

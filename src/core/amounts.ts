@@ -1,5 +1,8 @@
 import { ArgumentError } from '../errors/client-errors.js';
-import { readArgs } from '../internal/args.js';
+import { readArgs } from './args.js';
+
+/** A decimal amount in source-token units: a string (`'25.5'`, sent digit for digit) or a number. */
+export type AmountInput = string | number;
 
 /** A value as an error message shows it; never calls the value's own `toString`. */
 function shown(value: unknown): string {

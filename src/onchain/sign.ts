@@ -1,9 +1,8 @@
 import type { Signature } from 'viem';
+import { readArgs } from '../core/args.js';
 import { BatchVerificationError, SigningError } from '../errors/bridge-errors.js';
 import { ArgumentError } from '../errors/client-errors.js';
-import { readArgs } from '../internal/args.js';
-import type { AuthorizationSignature } from '../resources/params.js';
-import type { BridgeBundle } from '../schemas/bridge.js';
+import type { AuthorizationSignature, BridgeBundle } from '../schemas/bridge.js';
 import { ADDRESS_PATTERN, type Address, HASH32_PATTERN, type Hex } from '../schemas/common.js';
 import { sameAddress } from './hex.js';
 import { bundleText, sameBundle, textDigest, verifiedRecord } from './verified.js';

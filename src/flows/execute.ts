@@ -1,12 +1,12 @@
+import { parseArgs, parseOptions, readArgs, requestOptionsSchema } from '../core/args.js';
+import type { RequestOptions } from '../core/request-options.js';
 import { ArgumentError } from '../errors/client-errors.js';
-import { parseArgs, parseOptions, readArgs, requestOptionsSchema } from '../internal/args.js';
+import type { BridgeSigner, SignedBridgeBatch } from '../onchain/sign.js';
+import type { BridgeBatchSummary, VerifyBridgeBatchOptions } from '../onchain/verify.js';
 import { constructArgs } from '../resources/params.js';
 import type { BridgeConstructResult, BridgeQuote, BridgeRoute } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
-import type { RequestOptions } from '../transport/transport.js';
-import type { BridgeSigner, SignedBridgeBatch } from './sign.js';
 import { withSubmitIds } from './submit.js';
-import type { BridgeBatchSummary, VerifyBridgeBatchOptions } from './verify.js';
 
 /** One step of `bridge.execute`, reported as it completes. */
 export type ExecuteProgress =
@@ -103,7 +103,7 @@ export async function executeBridge(
   report({ step: 'route', route });
   const construct = await steps.construct(request, options);
   report({ step: 'constructed', construct });
-  const { verifyBridgeBatch } = await import('./verify.js');
+  const { verifyBridgeBatch } = await import('../onchain/verify.js');
   const summary = verifyBridgeBatch(
     {
       route,
@@ -114,7 +114,7 @@ export async function executeBridge(
     verify,
   );
   report({ step: 'verified', summary });
-  const { signBridgeBatch } = await import('./sign.js');
+  const { signBridgeBatch } = await import('../onchain/sign.js');
   const signed = await signBridgeBatch({ verified: summary, signer: signer! });
   report({ step: 'signed', signed });
   const ids = {

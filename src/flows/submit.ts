@@ -1,3 +1,4 @@
+import type { RequestOptions } from '../core/request-options.js';
 import {
   ApiError,
   AuthenticationError,
@@ -12,11 +13,10 @@ import {
   ResponseValidationError,
   TimeoutError,
 } from '../errors/client-errors.js';
+import { sleep } from '../http/abort.js';
+import { isRetryable } from '../http/retry.js';
 import type { BridgeSendResult, BridgeTransfer } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
-import { sleep } from '../transport/abort.js';
-import { isRetryable } from '../transport/retry.js';
-import type { RequestOptions } from '../transport/transport.js';
 
 /** What the client remembers of an intent it constructed, to find out what became of a submit. */
 export interface KnownIntent {

@@ -1,7 +1,8 @@
+import type { AmountInput } from '../core/amounts.js';
+import { decimalLiteral, fromRawAmount, toRawAmount } from '../core/amounts.js';
+import { readArgs } from '../core/args.js';
 import { BatchVerificationError, type VerificationIssue } from '../errors/bridge-errors.js';
 import { ArgumentError } from '../errors/client-errors.js';
-import { readArgs } from '../internal/args.js';
-import type { AmountInput } from '../resources/params.js';
 import {
   type BridgeConstructResult,
   type BridgeRoute,
@@ -10,7 +11,6 @@ import {
   type TokenSide,
 } from '../schemas/bridge.js';
 import { ADDRESS_PATTERN, type Address, type Hex } from '../schemas/common.js';
-import { decimalLiteral, fromRawAmount, toRawAmount } from './amounts.js';
 import { DEFAULT_DELEGATES, DEFAULT_ENTRY_POINTS, INTEGRATOR_SUFFIX, SELECTOR } from './constants.js';
 import {
   argWord,

@@ -1,0 +1,261 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { dirname, join, normalize, relative } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The layer rule of ARCHITECTURE.md, enforced. Every import in src/ (static, re-export, dynamic
+ * `import()`, `typeof import()`) is checked against the folders its folder may import.
+ */
+
+const BELOW_RESOURCES = ['schemas', 'errors', 'core', 'http', 'auth'];
+
+/** Which layers each layer may import besides itself. `client` is src/client.ts, `index` src/index.ts. */
+const MAY_IMPORT: Record<string, readonly string[]> = {
+  schemas: [],
+  errors: ['schemas'],
+  core: ['schemas', 'errors'],
+  http: ['schemas', 'errors', 'core'],
+  auth: ['schemas', 'errors', 'core', 'http'],
+  resources: [...BELOW_RESOURCES],
+  flows: [...BELOW_RESOURCES, 'resources', 'onchain'],
+  client: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
+  // Side layers: the pure on-chain core, and the callback receiver (which reads bodies through http/).
+  onchain: ['schemas', 'errors', 'core'],
+  callbacks: ['schemas', 'errors', 'core', 'http'],
+  testing: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
+  index: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'client'],
+};
+
+/** The one runtime package import onchain/ makes: viem, loaded lazily on first verify or sign. */
+const ONCHAIN_PACKAGE_EXCEPTIONS = new Set([
+  'src/onchain/viem.ts → viem',
+  'src/onchain/viem.ts → viem/utils',
+]);
+
+/**
+ * Arrows that still run the wrong way, as `importer → imported`, each removed by a later part of
+ * issue 13. A new violation fails the test; so does one of these disappearing (delete its line):
+ * the set only shrinks, to empty.
+ */
+const ALLOWED_FOR_NOW = new Set([
+  // "HTTP that knows no tokens": the bearer lease and 401 replay move to auth/, wrapping the transport.
+  'src/http/transport.ts → src/auth/token-provider.ts',
+  'src/http/transport.ts → src/auth/token-store.ts',
+  // "One transfer state table": the state order comes from schemas/, not from the wait flow.
+  'src/callbacks/router.ts → src/flows/wait.ts',
+  // "Resources as thin as openai-node's": resources become an endpoint table and one private call;
+  // execute, the submit outcome and the wait are built on top of them, not called from them.
+  'src/resources/bridge.ts → src/flows/execute.ts',
+  'src/resources/bridge.ts → src/flows/submit.ts',
+  'src/resources/transfers.ts → src/flows/wait.ts',
+]);
+
+interface Found {
+  file: string;
+  line: number;
+  specifier: string;
+  typeOnly: boolean;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return /\.(ts|mts|cts|js|mjs)$/.test(entry.name) ? [path] : [];
+  });
+}
+
+/** Every module specifier of one file, and every use of the global `fetch`. */
+function scan(file: string, text = readFileSync(file, 'utf8')): { imports: Found[]; fetches: number[] } {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const imports: Found[] = [];
+  const fetches: number[] = [];
+  const lineOf = (node: ts.Node) => source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+  const add = (node: ts.Node, specifier: ts.Expression | undefined, typeOnly: boolean) => {
+    if (specifier && ts.isStringLiteralLike(specifier)) {
+      imports.push({ file, line: lineOf(node), specifier: specifier.text, typeOnly });
+    } else if (specifier) {
+      imports.push({ file, line: lineOf(node), specifier: '<computed>', typeOnly });
+    }
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node)) {
+      const clause = node.importClause;
+      const typeOnly =
+        !!clause &&
+        (clause.isTypeOnly ||
+          (!clause.name &&
+            !!clause.namedBindings &&
+            ts.isNamedImports(clause.namedBindings) &&
+            clause.namedBindings.elements.length > 0 &&
+            clause.namedBindings.elements.every((element) => element.isTypeOnly)));
+      add(node, node.moduleSpecifier, typeOnly);
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier) {
+      add(node, node.moduleSpecifier, node.isTypeOnly);
+    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
+      add(node, node.moduleReference.expression, node.isTypeOnly);
+    } else if (ts.isImportTypeNode(node)) {
+      const argument = node.argument;
+      if (ts.isLiteralTypeNode(argument)) add(node, argument.literal as ts.Expression, true);
+    } else if (ts.isCallExpression(node)) {
+      const callee = node.expression;
+      if (
+        callee.kind === ts.SyntaxKind.ImportKeyword ||
+        (ts.isIdentifier(callee) && callee.text === 'require')
+      ) {
+        add(node, node.arguments[0], false);
+      }
+    }
+    if (ts.isIdentifier(node) && node.text === 'fetch' && usesGlobalFetch(node)) fetches.push(lineOf(node));
+    if (ts.isElementAccessExpression(node)) {
+      const key = node.argumentExpression;
+      if (ts.isStringLiteralLike(key) && key.text === 'fetch') fetches.push(lineOf(node));
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return { imports, fetches };
+}
+
+/** An identifier `fetch` that names the global: not a property of some object, not a member's name. */
+function usesGlobalFetch(node: ts.Identifier): boolean {
+  const parent = node.parent;
+  if (ts.isPropertyAccessExpression(parent) && parent.name === node) {
+    const owner = parent.expression;
+    return ts.isIdentifier(owner) && ['globalThis', 'global', 'self', 'window'].includes(owner.text);
+  }
+  if (
+    (ts.isPropertyAssignment(parent) ||
+      ts.isPropertySignature(parent) ||
+      ts.isPropertyDeclaration(parent) ||
+      ts.isMethodDeclaration(parent) ||
+      ts.isMethodSignature(parent) ||
+      ts.isBindingElement(parent)) &&
+    parent.name === node
+  ) {
+    return false;
+  }
+  return true;
+}
+
+/** The layer of a file under src/: its first folder, or `client`/`index` for the two top files. */
+function layerOf(path: string): string {
+  const [first, second] = relative('src', path).split(/[\\/]/);
+  if (second === undefined) return first!.replace(/\.[^.]+$/, '');
+  return first!;
+}
+
+function resolveRelative(importer: string, specifier: string): string {
+  return normalize(join(dirname(importer), specifier))
+    .split('\\')
+    .join('/')
+    .replace(/\.js$/, '.ts')
+    .replace(/\.mjs$/, '.mts');
+}
+
+const isBuiltin = (specifier: string) =>
+  specifier.startsWith('node:') || builtinModules.includes(specifier.split('/')[0]!);
+
+interface Violation {
+  key: string;
+  where: string;
+  why: string;
+}
+
+function violations(): Violation[] {
+  const found: Violation[] = [];
+  for (const file of sourceFiles('src').map((path) => path.split('\\').join('/'))) {
+    const layer = layerOf(file);
+    const { imports, fetches } = scan(file);
+    const allowed = MAY_IMPORT[layer];
+    if (!allowed) {
+      found.push({
+        key: file,
+        where: `${file}:1`,
+        why: `is in "${layer}", a folder the layer rule does not know`,
+      });
+      continue;
+    }
+    for (const { line, specifier, typeOnly } of imports) {
+      const where = `${file}:${line}`;
+      if (specifier === '<computed>') {
+        found.push({ key: `${file} → <computed>`, where, why: 'imports a computed specifier' });
+        continue;
+      }
+      if (!specifier.startsWith('.')) {
+        if (layer !== 'onchain') continue;
+        const key = `${file} → ${specifier}`;
+        if (isBuiltin(specifier)) {
+          found.push({ key, where, why: `imports the builtin ${specifier}: onchain/ does no I/O` });
+        } else if (!typeOnly && !ONCHAIN_PACKAGE_EXCEPTIONS.has(key)) {
+          found.push({
+            key,
+            where,
+            why: `imports the package ${specifier} at run time: onchain/ does no I/O`,
+          });
+        }
+        continue;
+      }
+      const target = resolveRelative(file, specifier);
+      const key = `${file} → ${target}`;
+      if (!target.startsWith('src/')) {
+        found.push({ key, where, why: `imports ${target}, outside src/` });
+        continue;
+      }
+      const targetLayer = layerOf(target);
+      if (targetLayer !== layer && !allowed.includes(targetLayer)) {
+        found.push({ key, where, why: `${layer} imports ${targetLayer} (${target})` });
+      }
+    }
+    if (layer === 'onchain') {
+      for (const line of fetches) {
+        found.push({
+          key: `${file} → fetch`,
+          where: `${file}:${line}`,
+          why: 'uses the global fetch: onchain/ does no I/O',
+        });
+      }
+    }
+  }
+  return found;
+}
+
+describe('architecture: the folders are the layers (ARCHITECTURE.md)', () => {
+  const found = violations();
+
+  it('no import runs against the layer rule, except those ALLOWED_FOR_NOW', () => {
+    const fresh = found.filter((violation) => !ALLOWED_FOR_NOW.has(violation.key));
+    expect(fresh.map((violation) => `${violation.where}: ${violation.why}`)).toEqual([]);
+  });
+
+  it('every ALLOWED_FOR_NOW entry still exists (delete the ones that are fixed)', () => {
+    const seen = new Set(found.map((violation) => violation.key));
+    expect([...ALLOWED_FOR_NOW].filter((key) => !seen.has(key))).toEqual([]);
+  });
+
+  it('the scanner sees static, type-only, dynamic, re-export and type-level imports, and fetch', () => {
+    const sample = [
+      "import { a } from './a.js';",
+      "import type { B } from './b.js';",
+      "import { type C } from './c.js';",
+      "export { d } from './d.js';",
+      "type E = typeof import('./e.js');",
+      "const f = await import('./f.js');",
+      'const g = await fetch(url);',
+      'const h = globalThis.fetch;',
+      'const i = options.fetch;',
+    ].join('\n');
+    const { imports, fetches } = scan('src/sample.ts', sample);
+    expect(imports.map(({ line, specifier, typeOnly }) => [line, specifier, typeOnly])).toEqual([
+      [1, './a.js', false],
+      [2, './b.js', true],
+      [3, './c.js', true],
+      [4, './d.js', false],
+      [5, './e.js', true],
+      [6, './f.js', false],
+    ]);
+    expect(fetches).toEqual([7, 8]);
+  });
+});
