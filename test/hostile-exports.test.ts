@@ -56,30 +56,6 @@ const KNOWN_GAPS = new Set<string>([
   'PartnerClient#on',
   'PartnerClient#once',
   'PartnerClient#off',
-  // src/testing/simulator.ts and batch.ts: test helpers that throw plain errors for bad input.
-  'new PartnerSimulator',
-  'createPartnerSimulator',
-  'buildBridgeBundle',
-  'encodeBatchCallData',
-  'rehashBundle',
-  ...[
-    'advance',
-    'advanceClock',
-    'balance',
-    'configureRoute',
-    'createCredential',
-    'createOrganisation',
-    'createUser',
-    'fetch',
-    'fund',
-    'listen',
-    'revokeCredential',
-    'rotateCredential',
-    'routes',
-    'setOrganisationActive',
-    'transfer',
-    'withdrawOrganisationScope',
-  ].map((method) => `PartnerSimulator#${method}`),
 ]);
 
 const isClass = (value: unknown): value is new (...args: unknown[]) => unknown =>
