@@ -1,9 +1,9 @@
 import { getUserOperationHash } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
-import { signBridgeBatch } from '../src/index.js';
+import { ArgumentError, signBridgeBatch } from '../src/index.js';
 import { userOperationForViem } from '../src/testing/batch.js';
-import { createPartnerSimulator, type PartnerSimulator } from '../src/testing/index.js';
+import { buildBridgeBundle, createPartnerSimulator, type PartnerSimulator } from '../src/testing/index.js';
 
 const API = 'http://simulator.localhost/api/v1/s2s';
 const ROUTE = 'base-usdc-to-bsc-usdc';
@@ -47,6 +47,16 @@ async function call(s: PartnerSimulator, method: string, path: string, accessTok
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
   return { response, body: (await response.json()) as Record<string, any> };
+}
+
+/** A pending transfer of 5 USDC for the demo user, built through the API. */
+async function construct(s: PartnerSimulator) {
+  const built = await call(s, 'POST', '/bridge/construct/transaction/batch', await bearer(s), {
+    userId: s.demo.userId,
+    routeId: ROUTE,
+    amount: 5,
+  });
+  return built.body.data;
 }
 
 describe('simulator: token endpoint', () => {
@@ -300,13 +310,7 @@ describe('simulator: bridge', () => {
       organisationId: other,
       scopes: ['all:read', 'all:write'],
     });
-    const built = (
-      await call(sim, 'POST', '/bridge/construct/transaction/batch', await bearer(sim), {
-        userId: sim.demo.userId,
-        routeId: ROUTE,
-        amount: 5,
-      })
-    ).body.data;
+    const built = await construct(sim);
     const stranger = await bearer(sim, undefined, otherCredential);
     expect(
       (await call(sim, 'GET', `/bridge/transfers/${built.transferId}?userId=${sim.demo.userId}`, stranger))
@@ -315,5 +319,115 @@ describe('simulator: bridge', () => {
     expect(
       (await call(sim, 'GET', `/bridge/transfers?userId=${sim.demo.userId}`, stranger)).response.status,
     ).toBe(404);
+  });
+});
+
+/** What a call threw, for assertions on its type and message. */
+function thrown(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a throw');
+}
+
+describe('simulator: caller mistakes are ArgumentErrors that say what is wrong', () => {
+  const USDC_BASE = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
+
+  it('fund names an unknown user, a negative amount and a number where a bigint belongs', () => {
+    sim = createPartnerSimulator();
+    const unknown = thrown(() => sim.fund('usr_nobody', 8453, USDC_BASE, 1n));
+    expect(unknown).toBeInstanceOf(ArgumentError);
+    expect((unknown as ArgumentError).message).toBe(
+      'Invalid arguments to PartnerSimulator.fund: userId: no user "usr_nobody" in this simulator',
+    );
+    const before = sim.balance(sim.demo.userId, 8453, USDC_BASE);
+    const negative = thrown(() => sim.fund(sim.demo.userId, 8453, USDC_BASE, -1n));
+    expect((negative as ArgumentError).issues).toEqual([{ path: 'raw', message: 'must not be negative' }]);
+    const number = thrown(() => sim.fund(sim.demo.userId, 8453, USDC_BASE, 5 as unknown as bigint));
+    expect((number as ArgumentError).issues).toEqual([{ path: 'raw', message: 'must be a bigint' }]);
+    // Every problem at once, and nothing changed.
+    const all = thrown(() => sim.fund(sim.demo.userId, -1, 'usdc', -1n)) as ArgumentError;
+    expect(all.issues.map((issue) => issue.path)).toEqual(['chainId', 'token', 'raw']);
+    expect(sim.balance(sim.demo.userId, 8453, USDC_BASE)).toBe(before);
+  });
+
+  it('advance refuses a step backwards, an unknown state and an unknown transfer', async () => {
+    sim = createPartnerSimulator();
+    const built = await construct(sim);
+    sim.advance(built.transferId, 'submitted');
+    const backwards = thrown(() => sim.advance(built.transferId, 'pending'));
+    expect(backwards).toBeInstanceOf(ArgumentError);
+    expect((backwards as ArgumentError).message).toBe(
+      'Invalid arguments to PartnerSimulator.advance: status: a transfer cannot go from submitted to pending: it can go to source_confirmed or failed',
+    );
+    const unknownState = thrown(() => sim.advance(built.transferId, 'teleported')) as ArgumentError;
+    expect(unknownState).toBeInstanceOf(ArgumentError);
+    expect(unknownState.issues[0]).toMatchObject({
+      path: 'status',
+      message: expect.stringMatching(/^must be one of pending, submitted/),
+    });
+    sim.advance(built.transferId, 'failed');
+    expect((thrown(() => sim.advance(built.transferId, 'delivered')) as Error).message).toContain(
+      'failed is final',
+    );
+    expect(thrown(() => sim.transfer('brt_nothing'))).toBeInstanceOf(ArgumentError);
+    expect(sim.transfer(built.transferId).status).toBe('failed');
+  });
+
+  it('configureRoute and the options refuse mistyped fees and misspelt keys', () => {
+    sim = createPartnerSimulator();
+    const fee = thrown(() =>
+      sim.configureRoute(ROUTE, { gasFeeRaw: 120_000 as unknown as bigint, providerFeeBps: 20_000n }),
+    ) as ArgumentError;
+    expect(fee.issues.map((issue) => issue.path)).toEqual(['change.gasFeeRaw', 'change.providerFeeBps']);
+    expect(sim.routes().find((route) => route.routeId === ROUTE)).toBeDefined();
+    const typo = thrown(() => createPartnerSimulator({ autoAdvanced: true } as never));
+    expect(typo).toBeInstanceOf(ArgumentError);
+    expect((typo as ArgumentError).message).toContain('autoAdvanced');
+  });
+
+  it('buildBridgeBundle names a negative amount and a number where a bigint belongs', () => {
+    sim = createPartnerSimulator();
+    const error = thrown(() =>
+      buildBridgeBundle({
+        route: sim.routes()[0]!,
+        wallet: sim.demo.wallet.address,
+        amountInRaw: -1n,
+        amountOutRaw: 25 as unknown as bigint,
+        gasFeeRaw: 0n,
+        quoteTimestamp: 1_800_000_000,
+        fillDeadline: 1_800_003_600,
+        authorizationNonce: 0,
+      }),
+    );
+    expect(error).toBeInstanceOf(ArgumentError);
+    expect((error as ArgumentError).issues).toEqual([
+      { path: 'amountInRaw', message: 'must not be negative' },
+      { path: 'amountOutRaw', message: 'must be a bigint' },
+    ]);
+  });
+
+  it('fetch rejects what no fetch could send with an ArgumentError instead of hanging', async () => {
+    sim = createPartnerSimulator();
+    const hostile = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('hostile');
+        },
+      },
+    );
+    await expect(sim.fetch(hostile as never)).rejects.toBeInstanceOf(ArgumentError);
+    await expect(sim.fetch('not a url')).rejects.toBeInstanceOf(ArgumentError);
+    const broken = new ReadableStream({
+      pull() {
+        throw new Error('the body broke');
+      },
+    });
+    await expect(
+      sim.fetch(`${API}/auth/token`, { method: 'POST', body: broken, duplex: 'half' } as RequestInit),
+    ).rejects.toBeInstanceOf(ArgumentError);
   });
 });

@@ -1,7 +1,9 @@
 import { encodeFunctionData, erc20Abi, pad, parseAbi, toHex } from 'viem';
 import { entryPoint07Address, entryPoint08Address, getUserOperationHash } from 'viem/account-abstraction';
+import { parseArgs } from '../core/args.js';
 import type { BridgeBundle, BridgeRoute, BundleCall } from '../schemas/bridge.js';
 import type { Address, Hex } from '../schemas/common.js';
+import { batchCallsArgs, buildBundleArgs, rehashArgs } from './args.js';
 
 const spokePoolAbi = parseAbi([
   'function deposit(bytes32 depositor, bytes32 recipient, bytes32 inputToken, bytes32 outputToken, uint256 inputAmount, uint256 outputAmount, uint256 destinationChainId, bytes32 exclusiveRelayer, uint32 quoteTimestamp, uint32 fillDeadline, uint32 exclusivityParameter, bytes message)',
@@ -68,6 +70,11 @@ export function userOperationForViem(userOp: Record<string, unknown>) {
  * expect(() => verifyBridgeBatch({ route, construct: { ...built, bundle: forged }, wallet })).toThrow();
  */
 export function rehashBundle(bundle: BridgeBundle): BridgeBundle {
+  return rehash(parseArgs(rehashArgs, bundle, 'rehashBundle') as unknown as BridgeBundle);
+}
+
+/** `rehashBundle` for a bundle known to be well formed: the one `buildBridgeBundle` just built. */
+function rehash(bundle: BridgeBundle): BridgeBundle {
   const version = bundle.entryPoint.toLowerCase() === entryPoint08Address.toLowerCase() ? '0.8' : '0.7';
   const userOperation = userOperationForViem(bundle.userOp);
   const userOpHash = getUserOperationHash({
@@ -89,6 +96,10 @@ export function rehashBundle(bundle: BridgeBundle): BridgeBundle {
  * bundle.userOp.callData = encodeBatchCallData(bundle.calls);
  */
 export function encodeBatchCallData(calls: readonly BundleCall[]): Hex {
+  return encodeCalls(parseArgs(batchCallsArgs, calls, 'encodeBatchCallData'));
+}
+
+function encodeCalls(calls: readonly { target: Address; value: string | bigint | number; data: Hex }[]): Hex {
   return encodeFunctionData({
     abi: accountAbi,
     functionName: 'executeBatch',
@@ -106,7 +117,8 @@ export function encodeBatchCallData(calls: readonly BundleCall[]): Hex {
  *   quoteTimestamp: now, fillDeadline: now + 3600, authorizationNonce: 0,
  * });
  */
-export function buildBridgeBundle(params: BuildBridgeBundleParams): BridgeBundle {
+export function buildBridgeBundle(input: BuildBridgeBundleParams): BridgeBundle {
+  const params = parseArgs(buildBundleArgs, input, 'buildBridgeBundle');
   const { route, wallet } = params;
   const word = (address: Address) => pad(address, { size: 32 });
   const relayer = params.exclusiveRelayer ?? '0x0000000000000000000000000000000000000000';
@@ -170,7 +182,7 @@ export function buildBridgeBundle(params: BuildBridgeBundleParams): BridgeBundle
   const userOp: Record<string, unknown> & { sender: Address } = {
     sender: wallet,
     nonce: toHex((1n << 64n) | (params.sequence ?? 0n)),
-    callData: encodeBatchCallData(calls),
+    callData: encodeCalls(calls),
     callGasLimit: toHex(250_000n),
     verificationGasLimit: toHex(120_000n),
     preVerificationGas: toHex(60_000n),
@@ -186,7 +198,7 @@ export function buildBridgeBundle(params: BuildBridgeBundleParams): BridgeBundle
       : {}),
     signature: '0x',
   };
-  return rehashBundle({
+  return rehash({
     chainId: route.from.chainId,
     entryPoint,
     delegate,

@@ -3,8 +3,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { hashMessage, recoverAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { recoverAuthorizationAddress } from 'viem/utils';
+import type { z } from 'zod';
 import { CALLBACK_KINDS } from '../callbacks/parse.js';
 import { fromRawAmount, toRawAmount } from '../core/amounts.js';
+import { parseArgs, readArgs } from '../core/args.js';
 import { DEFAULT_DELEGATES } from '../onchain/constants.js';
 import { sameAddress } from '../onchain/hex.js';
 import type {
@@ -15,6 +17,7 @@ import type {
   TransferStatus,
 } from '../schemas/bridge.js';
 import type { Address, Hex } from '../schemas/common.js';
+import { simulatorArgs, simulatorOptionsArgs } from './args.js';
 import { buildBridgeBundle } from './batch.js';
 import { covers, expandScopes, intersect } from './scopes.js';
 
@@ -109,6 +112,10 @@ interface TransferRecord {
   seq: number;
   intentId: string;
 }
+
+type SimulatorSchemas = ReturnType<
+  typeof simulatorArgs<Organisation, Credential, UserRecord, RouteState, TransferRecord>
+>;
 
 const TRANSITIONS: Record<string, readonly string[]> = {
   pending: ['submitted', 'expired'],
@@ -227,7 +234,8 @@ function defaultRoutes(): RouteState[] {
  * A stateful, in-memory Partner Service Interface: credentials and scopes, users with real
  * secp256k1 wallets, routes and quotes, real bridge batches and user-operation hashes, signature
  * checks on submit, the transfer state machine and callbacks. Use `sim.fetch` as the client's
- * `fetch`, or `await sim.listen()` for a real HTTP server on 127.0.0.1.
+ * `fetch`, or `await sim.listen()` for a real HTTP server on 127.0.0.1. Every method checks its
+ * arguments: a wrong type, an unknown id or a bad amount is an `ArgumentError` that says which.
  *
  * @example
  * const sim = createPartnerSimulator();
@@ -253,6 +261,21 @@ export class PartnerSimulator {
   readonly #callbackHeaders: Record<string, string>;
   #offsetMs = 0;
   #seq = 0;
+  readonly #args = simulatorArgs({
+    organisation: (id) => this.#organisations.get(id),
+    credential: (id) => this.#credentials.get(id),
+    user: (id) => this.#users.get(id),
+    route: (id) => this.#routes.get(id),
+    transfer: (id) => {
+      const record = this.#transfers.get(id);
+      if (record) this.#expireIfDue(record);
+      return record;
+    },
+    transferState: (record) => ({
+      status: record.transfer.status,
+      next: TRANSITIONS[record.transfer.status] ?? [],
+    }),
+  });
   /** Requests seen, by "METHOD /path" (path below /api/v1/s2s). */
   readonly requests: { method: string; path: string }[] = [];
   /** Ready-made organisation, credential and funded user, unless `demo: false`. */
@@ -263,7 +286,9 @@ export class PartnerSimulator {
     wallet: { address: Address; privateKey: Hex };
   };
 
-  constructor(options: SimulatorOptions = {}) {
+  constructor(input: SimulatorOptions = {}) {
+    const options = (parseArgs(simulatorOptionsArgs, input, 'PartnerSimulator options') ??
+      {}) as SimulatorOptions;
     this.#options = options;
     this.#callbackTarget = options.callbacks;
     this.#callbackHeaders = { ...options.callbackHeaders };
@@ -289,26 +314,29 @@ export class PartnerSimulator {
 
   /** Moves the simulator's clock forward: tokens and quotes expire accordingly. */
   advanceClock(ms: number): void {
-    this.#offsetMs += ms;
+    this.#offsetMs += this.#check('advanceClock', { ms }).ms;
   }
 
   // --- administration ----------------------------------------------------------------------------
 
   /** An organisation (a partner) holding `scopes`; returns its id. */
   createOrganisation(params: { scopes: string[]; id?: string }): string {
-    const orgId = params.id ?? id('org');
-    this.#organisations.set(orgId, { id: orgId, scopes: new Set(params.scopes), active: true });
+    const { scopes, id: given } = this.#check('createOrganisation', { params }).params;
+    const orgId = given ?? id('org');
+    this.#organisations.set(orgId, { id: orgId, scopes: new Set(scopes), active: true });
     return orgId;
   }
 
   /** Withdraws a scope (or wildcard) from an organisation: every token loses it at once. */
   withdrawOrganisationScope(organisationId: string, scope: string): void {
-    this.#org(organisationId).scopes.delete(scope);
+    const args = this.#check('withdrawOrganisationScope', { organisationId, scope });
+    args.organisationId.scopes.delete(args.scope);
   }
 
   /** Suspends or reactivates an organisation: its credentials and tokens stop working at once. */
   setOrganisationActive(organisationId: string, active: boolean): void {
-    this.#org(organisationId).active = active;
+    const args = this.#check('setOrganisationActive', { organisationId, active });
+    args.organisationId.active = args.active;
   }
 
   /** A credential of an organisation. The secret is returned here only, as the service shows it once. */
@@ -316,14 +344,14 @@ export class PartnerSimulator {
     clientId: string;
     clientSecret: string;
   } {
-    this.#org(params.organisationId);
+    const { organisationId: org, scopes } = this.#check('createCredential', { params }).params;
     const clientId = id('cli');
     const clientSecret = `sec_${randomBytes(18).toString('base64url')}:+/=`;
     this.#credentials.set(clientId, {
       clientId,
-      organisationId: params.organisationId,
+      organisationId: org.id,
       secrets: [{ secret: clientSecret, validUntil: Number.POSITIVE_INFINITY }],
-      scopes: new Set(params.scopes),
+      scopes: new Set(scopes),
       revoked: false,
     });
     return { clientId, clientSecret };
@@ -331,13 +359,13 @@ export class PartnerSimulator {
 
   /** Revokes a credential: it and every token issued to it stop working at once. */
   revokeCredential(clientId: string): void {
-    this.#credential(clientId).revoked = true;
+    this.#check('revokeCredential', { clientId }).clientId.revoked = true;
   }
 
   /** Issues a new secret; the old one keeps working for `graceMs`. The new secret is shown once. */
   rotateCredential(clientId: string, params: { graceMs: number }): { clientSecret: string } {
-    const credential = this.#credential(clientId);
-    const until = this.now() + params.graceMs;
+    const { clientId: credential, params: rotation } = this.#check('rotateCredential', { clientId, params });
+    const until = this.now() + rotation.graceMs;
     for (const secret of credential.secrets) secret.validUntil = Math.min(secret.validUntil, until);
     const clientSecret = `sec_${randomBytes(18).toString('base64url')}`;
     credential.secrets.push({ secret: clientSecret, validUntil: Number.POSITIVE_INFINITY });
@@ -346,16 +374,16 @@ export class PartnerSimulator {
 
   /** A user of an organisation, with a new linked wallet (a real key) unless `wallet: false`. */
   createUser(params: { organisationId: string; wallet?: boolean }): SimUser {
-    this.#org(params.organisationId);
+    const { organisationId: org, wallet: withWallet } = this.#check('createUser', { params }).params;
     const userId = id('usr');
     let wallet: SimUser['wallet'] = null;
-    if (params.wallet !== false) {
+    if (withWallet !== false) {
       const privateKey = generatePrivateKey();
       wallet = { address: privateKeyToAccount(privateKey).address, privateKey };
     }
     this.#users.set(userId, {
       userId,
-      organisationId: params.organisationId,
+      organisationId: org.id,
       wallet,
       balances: new Map(),
       authNonces: new Map(),
@@ -366,12 +394,14 @@ export class PartnerSimulator {
 
   /** Sets a user's balance of a token on a chain, in base units. */
   fund(userId: string, chainId: number, token: string, raw: bigint): void {
-    this.#user(userId).balances.set(`${chainId}:${token.toLowerCase()}`, raw);
+    const args = this.#check('fund', { userId, chainId, token, raw });
+    args.userId.balances.set(`${args.chainId}:${args.token.toLowerCase()}`, args.raw);
   }
 
   /** A user's balance of a token on a chain, in base units. */
   balance(userId: string, chainId: number, token: string): bigint {
-    return this.#user(userId).balances.get(`${chainId}:${token.toLowerCase()}`) ?? 0n;
+    const args = this.#check('balance', { userId, chainId, token });
+    return args.userId.balances.get(`${args.chainId}:${args.token.toLowerCase()}`) ?? 0n;
   }
 
   /** Every route, as `GET /bridge/routes` shows it. */
@@ -390,17 +420,16 @@ export class PartnerSimulator {
       feeCeilingBps?: bigint;
     },
   ): void {
-    const state = this.#routes.get(routeId);
-    if (!state) throw new Error(`no route ${routeId}`);
+    const args = this.#check('configureRoute', { routeId, change });
     Object.assign(
-      state,
-      Object.fromEntries(Object.entries(change).filter(([, value]) => value !== undefined)),
+      args.routeId,
+      Object.fromEntries(Object.entries(args.change).filter(([, value]) => value !== undefined)),
     );
   }
 
   /** Where callbacks go from now on. */
   setCallbacks(target: SimulatorOptions['callbacks']): void {
-    this.#callbackTarget = target;
+    this.#callbackTarget = this.#check('setCallbacks', { target }).target;
   }
 
   /** Every callback body sent so far, in order. */
@@ -410,28 +439,29 @@ export class PartnerSimulator {
 
   /** A transfer as the service holds it now. */
   transfer(transferId: string): BridgeTransfer {
-    const record = this.#transfers.get(transferId);
-    if (!record) throw new Error(`no transfer ${transferId}`);
-    this.#expireIfDue(record);
+    const record = this.#check('transfer', { transferId }).transferId;
     return structuredClone(record.transfer);
   }
 
   /**
    * Moves a transfer to `status` along the specified state machine, sending its callback.
-   * Throws on a transition the service would never make.
+   * A transition the service would never make is an `ArgumentError` naming the ones it could.
    */
   advance(
     transferId: string,
     status: TransferStatus,
     details: { failureReason?: string } = {},
   ): BridgeTransfer {
-    const record = this.#transfers.get(transferId);
-    if (!record) throw new Error(`no transfer ${transferId}`);
-    this.#expireIfDue(record);
-    const from = record.transfer.status;
-    if (!TRANSITIONS[from]?.includes(status))
-      throw new Error(`a transfer cannot go from ${from} to ${status}`);
-    this.#enter(record, status, details);
+    const {
+      transferId: record,
+      status: next,
+      details: given,
+    } = this.#check('advance', {
+      transferId,
+      status,
+      details,
+    });
+    this.#enter(record, next, given);
     return structuredClone(record.transfer);
   }
 
@@ -445,12 +475,23 @@ export class PartnerSimulator {
 
   /** A fetch function that answers as the service would. */
   readonly fetch = async (input: Request | URL | string, init?: RequestInit): Promise<Response> => {
-    const request = input instanceof Request && init === undefined ? input : new Request(input, init);
+    const where = 'PartnerSimulator.fetch';
+    const request = readArgs(where, () =>
+      input instanceof Request && init === undefined ? input : new Request(input, init),
+    );
     const url = new URL(request.url);
     const prefix = '/api/v1/s2s';
     if (!url.pathname.startsWith(prefix)) return failure(new HttpFailure(404, 'NOT_FOUND', 'unknown path'));
     const path = url.pathname.slice(prefix.length);
-    const body = request.method === 'GET' || request.method === 'HEAD' ? '' : await request.text();
+    // A body stream of the caller's that errors is theirs too: rethrown inside readArgs to be typed.
+    const body =
+      request.method === 'GET' || request.method === 'HEAD'
+        ? ''
+        : await request.text().catch((error: unknown) =>
+            readArgs(where, () => {
+              throw error;
+            }),
+          );
     this.requests.push({ method: request.method, path });
     try {
       if (path === '/auth/token') {
@@ -474,15 +515,16 @@ export class PartnerSimulator {
    * await server.close();
    */
   async listen(port = 0): Promise<{ url: string; close: () => Promise<void> }> {
+    const { port: checked } = this.#check('listen', { port });
     const server = createServer((req, res) => {
       void this.#serve(req, res);
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => resolve());
+      server.listen(checked, '127.0.0.1', () => resolve());
     });
     const address = server.address();
-    const actual = typeof address === 'object' && address ? address.port : port;
+    const actual = typeof address === 'object' && address ? address.port : checked;
     return {
       url: `http://127.0.0.1:${actual}`,
       close: () =>
@@ -1093,7 +1135,11 @@ export class PartnerSimulator {
     if (intent && !intent.spent && this.now() >= intent.expiresAt) this.#enter(record, 'expired', {});
   }
 
-  #enter(record: TransferRecord, status: TransferStatus, details: { failureReason?: string }): void {
+  #enter(
+    record: TransferRecord,
+    status: TransferStatus,
+    details: { failureReason?: string | undefined },
+  ): void {
     const transfer = record.transfer;
     transfer.status = status;
     transfer.updatedAt = new Date(this.now()).toISOString();
@@ -1144,22 +1190,12 @@ export class PartnerSimulator {
     });
   }
 
-  #org(organisationId: string): Organisation {
-    const org = this.#organisations.get(organisationId);
-    if (!org) throw new Error(`no organisation ${organisationId}`);
-    return org;
-  }
-
-  #credential(clientId: string): Credential {
-    const credential = this.#credentials.get(clientId);
-    if (!credential) throw new Error(`no credential ${clientId}`);
-    return credential;
-  }
-
-  #user(userId: string): UserRecord {
-    const user = this.#users.get(userId);
-    if (!user) throw new Error(`no user ${userId}`);
-    return user;
+  /** The arguments of a public method, checked by its schema in ./args.ts, ids resolved. */
+  #check<K extends keyof SimulatorSchemas>(
+    method: K,
+    args: Record<string, unknown>,
+  ): z.output<SimulatorSchemas[K]> {
+    return parseArgs(this.#args[method], args, `PartnerSimulator.${method}`) as z.output<SimulatorSchemas[K]>;
   }
 }
 
