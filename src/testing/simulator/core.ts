@@ -1,0 +1,44 @@
+import { SimAuth } from './auth.js';
+import { type CallbackTarget, SimCallbacks } from './callbacks.js';
+import { SimClock } from './common.js';
+import { SimIntents } from './intents.js';
+import { SimRoutes } from './routes.js';
+import { type AutoAdvance, SimTransfers } from './transfers.js';
+import { SimUsers } from './users.js';
+
+/** What the concerns need of the simulator's options (checked already, by `simulatorOptionsArgs`). */
+export interface CoreOptions {
+  autoAdvance?: AutoAdvance;
+  tokenTtlSec?: number;
+  quoteTtlSec?: number;
+  callbacks?: CallbackTarget;
+  callbackHeaders?: Record<string, string>;
+}
+
+/** The simulator's state, one object per concern; the partner API and the admin operations share it. */
+export interface SimCore {
+  clock: SimClock;
+  auth: SimAuth;
+  users: SimUsers;
+  routes: SimRoutes;
+  transfers: SimTransfers;
+  intents: SimIntents;
+  callbacks: SimCallbacks;
+}
+
+export function createCore(options: CoreOptions): SimCore {
+  const clock = new SimClock();
+  const callbacks = new SimCallbacks(options.callbacks, options.callbackHeaders);
+  const users = new SimUsers();
+  const routes = new SimRoutes(clock, options.quoteTtlSec);
+  const transfers = new SimTransfers(clock, users, callbacks, options.autoAdvance);
+  return {
+    clock,
+    auth: new SimAuth(clock, options.tokenTtlSec),
+    users,
+    routes,
+    transfers,
+    intents: new SimIntents(clock, users, routes, transfers),
+    callbacks,
+  };
+}

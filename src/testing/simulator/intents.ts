@@ -1,0 +1,223 @@
+import { hashMessage, recoverAddress } from 'viem';
+import { recoverAuthorizationAddress } from 'viem/utils';
+import { fromRawAmount } from '../../core/amounts.js';
+import { DEFAULT_DELEGATES } from '../../onchain/constants.js';
+import { sameAddress } from '../../onchain/hex.js';
+import type { BridgeRoute, BridgeTransfer } from '../../schemas/bridge.js';
+import type { Address, Hex } from '../../schemas/common.js';
+import { buildBridgeBundle } from '../batch.js';
+import { newId, type SimClock } from './common.js';
+import { HttpFailure, validation } from './envelope.js';
+import { jsonObject, rawNumber } from './json.js';
+import type { RouteState, SimRoutes } from './routes.js';
+import type { IntentRecord, SimTransfers } from './transfers.js';
+import type { SimUsers } from './users.js';
+
+/*
+ * The two calls that make a transfer: construct (balance checks, a quote, a real bridge batch, a
+ * pending transfer and its intent) and submit (the intent's signatures checked against the user's
+ * wallet, then the transfer set going).
+ */
+export class SimIntents {
+  constructor(
+    private readonly clock: SimClock,
+    private readonly users: SimUsers,
+    private readonly routes: SimRoutes,
+    private readonly transfers: SimTransfers,
+  ) {}
+
+  /** `POST /bridge/construct/transaction/batch`. */
+  construct(organisationId: string, body: string) {
+    const parsed = jsonObject(body);
+    const errors: string[] = [];
+    if (typeof parsed.userId !== 'string' || !parsed.userId) errors.push('userId must be a non-empty string');
+    if (typeof parsed.routeId !== 'string' || !parsed.routeId)
+      errors.push('routeId must be a non-empty string');
+    const max = parsed.maxAmount === true;
+    if (max && parsed.amount !== undefined) errors.push('give either amount or maxAmount, not both');
+    if (!max && !(typeof parsed.amount === 'number' && parsed.amount > 0))
+      errors.push('amount must be a positive number');
+    if (errors.length > 0) throw validation(errors);
+    const user = this.users.ofPartner(organisationId, parsed.userId as string);
+    if (!user.wallet) throw new HttpFailure(400, 'WALLET_NOT_LINKED', 'the user has no linked wallet');
+    const state = this.routes.usable(parsed.routeId as string);
+    if (state.providerFeeBps > state.feeCeilingBps) {
+      throw new HttpFailure(
+        503,
+        'SERVICE_UNAVAILABLE',
+        "the bridge fee is above the route's ceiling; retry shortly",
+      );
+    }
+    const { from } = state.route;
+    const balance = this.users.balance(user, from.chainId, from.contractAddress);
+    let amountInRaw: bigint;
+    if (max) {
+      const spendable = balance - state.gasFeeRaw;
+      const limits = this.routes.limits(state);
+      if (spendable < BigInt(limits.minAmountRaw)) {
+        if (spendable <= 0n)
+          throw insufficient(state, BigInt(limits.minAmountRaw) + state.gasFeeRaw, balance);
+        throw new HttpFailure(
+          400,
+          'BAD_REQUEST',
+          `the largest amount is below the minimum of ${limits.minAmount}`,
+        );
+      }
+      amountInRaw = spendable > BigInt(limits.maxAmountRaw) ? BigInt(limits.maxAmountRaw) : spendable;
+    } else {
+      amountInRaw = this.routes.amountRaw(state, rawNumber(body, 'amount') ?? String(parsed.amount));
+      if (balance < amountInRaw + state.gasFeeRaw)
+        throw insufficient(state, amountInRaw + state.gasFeeRaw, balance);
+    }
+    const quote = this.routes.quote(state, amountInRaw);
+    const nowSec = Math.floor(this.clock.now() / 1000);
+    const delegated = user.delegated.has(from.chainId);
+    const bundle = buildBridgeBundle({
+      route: state.route,
+      wallet: user.wallet.address,
+      amountInRaw,
+      amountOutRaw: BigInt(quote.amountOutRaw),
+      gasFeeRaw: state.gasFeeRaw,
+      quoteTimestamp: nowSec,
+      fillDeadline: nowSec + 3 * 3600 + 900,
+      authorizationNonce: delegated ? null : (user.authNonces.get(from.chainId) ?? 0),
+      delegate: DEFAULT_DELEGATES[0]!,
+      sequence: BigInt(this.transfers.nextSeq),
+    });
+    const transferId = newId('brt');
+    const intentId = newId('int');
+    const stamp = new Date(this.clock.now()).toISOString();
+    const transfer: BridgeTransfer = {
+      transferId,
+      userId: user.userId,
+      routeId: state.route.routeId,
+      status: 'pending',
+      provider: state.route.provider,
+      providerRef: '',
+      source: side(state.route.from, quote.amountIn, quote.amountInRaw),
+      destination: side(state.route.to, quote.amountOut, quote.amountOutRaw),
+      providerFee: quote.providerFee,
+      providerFeeRaw: quote.providerFeeRaw,
+      gasFee: quote.gasFee,
+      gasFeeRaw: quote.gasFeeRaw,
+      gasFeeToken: quote.gasFeeToken,
+      srcTxHash: '',
+      dstTxHash: null,
+      refundTxHash: null,
+      failureReason: null,
+      createdAt: stamp,
+      updatedAt: stamp,
+    };
+    this.transfers.add(transfer, organisationId, {
+      intentId,
+      userId: user.userId,
+      bundle,
+      quote,
+      expiresAt: Date.parse(quote.expiresAt),
+      spent: false,
+    });
+    return { transferId, intentId, bundle, quote };
+  }
+
+  /** `POST /bridge/transaction/batch/send`. */
+  async send(organisationId: string, body: string) {
+    const parsed = jsonObject(body);
+    const errors: string[] = [];
+    for (const field of ['userId', 'intentId', 'signature']) {
+      if (typeof parsed[field] !== 'string' || !parsed[field])
+        errors.push(`${field} must be a non-empty string`);
+    }
+    if (errors.length > 0) throw validation(errors);
+    const user = this.users.ofPartner(organisationId, parsed.userId as string);
+    const intent = this.transfers.intents.get(parsed.intentId as string);
+    if (!intent || intent.userId !== user.userId)
+      throw new HttpFailure(400, 'INTENT_NOT_FOUND', 'no such intent');
+    const record = this.transfers.transfers.get(intent.transferId)!;
+    this.transfers.expireIfDue(record);
+    if (intent.spent) throw new HttpFailure(400, 'INTENT_NOT_FOUND', 'the intent was already submitted');
+    if (this.clock.now() >= intent.expiresAt)
+      throw new HttpFailure(400, 'INTENT_NOT_FOUND', 'the intent expired');
+    // Taken before any await, so that two concurrent submits of one intent cannot both pass.
+    intent.spent = true;
+    try {
+      await checkSignatures(intent, user.wallet!.address, parsed.signature as string, parsed.authorization);
+    } catch (error) {
+      intent.spent = false;
+      throw error;
+    }
+    const chainId = intent.bundle.chainId;
+    if (intent.bundle.authorization) {
+      user.delegated.add(chainId);
+      user.authNonces.set(chainId, (user.authNonces.get(chainId) ?? 0) + 1);
+    }
+    this.transfers.enter(record, 'submitted', {});
+    this.transfers.scheduleProgress(record);
+    return { userOpHash: intent.bundle.userOpHash, transferId: record.transfer.transferId };
+  }
+}
+
+async function checkSignatures(
+  intent: IntentRecord,
+  wallet: Address,
+  signature: string,
+  authorization: unknown,
+): Promise<void> {
+  if (!/^0xff00[0-9a-fA-F]{130}$/.test(signature))
+    throw validation(['signature must be 0xff00 followed by 65 bytes']);
+  const signer = await recoverAddress({
+    hash: hashMessage({ raw: intent.bundle.userOpHash }),
+    signature: `0x${signature.slice(6)}`,
+  }).catch(() => undefined);
+  if (!sameAddress(signer, wallet)) throw validation(["signature does not recover to the user's wallet"]);
+  const wanted = intent.bundle.authorization;
+  if (!wanted) {
+    if (authorization !== undefined)
+      throw validation(['authorization must be omitted: the wallet is already delegated']);
+    return;
+  }
+  const auth = authorization as { r?: unknown; s?: unknown; yParity?: unknown } | undefined;
+  const word = /^0x[0-9a-fA-F]{64}$/;
+  if (
+    !auth ||
+    typeof auth.r !== 'string' ||
+    !word.test(auth.r) ||
+    typeof auth.s !== 'string' ||
+    !word.test(auth.s) ||
+    (auth.yParity !== 0 && auth.yParity !== 1)
+  ) {
+    throw validation(['authorization {r, s, yParity} is required: the wallet is not yet delegated']);
+  }
+  const delegatedBy = await recoverAuthorizationAddress({
+    authorization: { address: wanted.address, chainId: wanted.chainId, nonce: wanted.nonce },
+    signature: { r: auth.r as Hex, s: auth.s as Hex, yParity: auth.yParity },
+  }).catch(() => undefined);
+  if (!sameAddress(delegatedBy, wallet))
+    throw validation(["authorization does not recover to the user's wallet"]);
+}
+
+function insufficient(state: RouteState, required: bigint, available: bigint): HttpFailure {
+  const { from } = state.route;
+  return new HttpFailure(
+    400,
+    'INSUFFICIENT_BALANCE',
+    `the wallet holds ${fromRawAmount(available, from.decimals)} ${from.symbol} and needs ${fromRawAmount(required, from.decimals)} (amount + gas fee)`,
+    {
+      token: { address: from.contractAddress, symbol: from.symbol, decimals: from.decimals },
+      required: String(required),
+      available: String(available),
+      shortfall: String(required - available),
+    },
+  );
+}
+
+function side(route: BridgeRoute['from'], amount: string, amountRaw: string) {
+  return {
+    chain: route.chain,
+    chainId: route.chainId,
+    token: route.symbol,
+    tokenAddress: route.contractAddress,
+    decimals: route.decimals,
+    amount,
+    amountRaw,
+  };
+}

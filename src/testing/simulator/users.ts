@@ -1,0 +1,74 @@
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import type { BridgeTransfer } from '../../schemas/bridge.js';
+import type { Address, Hex } from '../../schemas/common.js';
+import { newId } from './common.js';
+import { HttpFailure } from './envelope.js';
+
+/*
+ * The users of organisations: their wallets (real keys, so tests can sign), their balances per
+ * chain and token, and the EIP-7702 state that decides whether a batch needs an authorization.
+ */
+
+export type SimWallet = { address: Address; privateKey: Hex };
+
+export interface UserRecord {
+  userId: string;
+  organisationId: string;
+  wallet: SimWallet | null;
+  /** `${chainId}:${token lowercase}` → base units. */
+  balances: Map<string, bigint>;
+  /** chainId → EIP-7702 nonce; a chain in `delegated` needs no authorization. */
+  authNonces: Map<number, number>;
+  delegated: Set<number>;
+}
+
+const balanceKey = (chainId: number, token: string) => `${chainId}:${token.toLowerCase()}`;
+
+export class SimUsers {
+  readonly users = new Map<string, UserRecord>();
+
+  create(
+    organisationId: string,
+    withWallet: boolean | undefined,
+  ): { userId: string; wallet: SimWallet | null } {
+    const userId = newId('usr');
+    let wallet: SimWallet | null = null;
+    if (withWallet !== false) {
+      const privateKey = generatePrivateKey();
+      wallet = { address: privateKeyToAccount(privateKey).address, privateKey };
+    }
+    this.users.set(userId, {
+      userId,
+      organisationId,
+      wallet,
+      balances: new Map(),
+      authNonces: new Map(),
+      delegated: new Set(),
+    });
+    return { userId, wallet };
+  }
+
+  fund(user: UserRecord, chainId: number, token: string, raw: bigint): void {
+    user.balances.set(balanceKey(chainId, token), raw);
+  }
+
+  balance(user: UserRecord, chainId: number, token: string): bigint {
+    return user.balances.get(balanceKey(chainId, token)) ?? 0n;
+  }
+
+  /** Moves a transfer's user's balance of one side's token by `delta` base units. */
+  adjust(transfer: BridgeTransfer, side: BridgeTransfer['source'], delta: bigint): void {
+    const user = this.users.get(transfer.userId);
+    if (!user) return;
+    const key = balanceKey(side.chainId, side.tokenAddress);
+    user.balances.set(key, (user.balances.get(key) ?? 0n) + delta);
+  }
+
+  /** A user of the calling organisation; any other is answered as if it did not exist. */
+  ofPartner(organisationId: string, userId: string): UserRecord {
+    const user = this.users.get(userId);
+    if (!user || user.organisationId !== organisationId)
+      throw new HttpFailure(404, 'USER_NOT_FOUND', 'no such user');
+    return user;
+  }
+}
