@@ -60,7 +60,7 @@ function make(s: Shape): { route: BridgeRoute; construct: BridgeConstructResult 
   const r: BridgeRoute = {
     ...base,
     from: { ...base.from, symbol: 'TKA', contractAddress: SOURCE_TOKEN, decimals: s.fromDecimals },
-    to: { ...base.to, symbol: 'TKB', contractAddress: DESTINATION_TOKEN, decimals: s.toDecimals },
+    to: { ...base.to, symbol: 'TKA', contractAddress: DESTINATION_TOKEN, decimals: s.toDecimals },
     targets: { ...base.targets, token: SOURCE_TOKEN },
     limits: null,
   };

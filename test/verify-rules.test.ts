@@ -192,7 +192,7 @@ describe('4: the quote adds up', () => {
         from: { ...route().from, symbol: 'TKA', decimals: 18, contractAddress: TKA },
         to: {
           ...route().to,
-          symbol: 'TKB',
+          symbol: 'TKA',
           decimals: 6,
           contractAddress: '0x000000000000000000000000000000000000b002',
         },
@@ -350,15 +350,21 @@ describe('8: token facts are held to the well-known table', () => {
 
   it('flags a token the table does not know under a symbol that is not well-known there', () => {
     const token = '0x000000000000000000000000000000000000f00d' as const;
-    const r = route({ to: { ...bsc, symbol: 'FOO', contractAddress: token } });
+    const source = '0x000000000000000000000000000000000000f00e' as const;
+    // One asset on both sides: a route from USDC to FOO is refused (route.asset).
+    const r = route({
+      from: { ...route().from, symbol: 'FOO', contractAddress: source },
+      to: { ...bsc, symbol: 'FOO', contractAddress: token },
+      targets: { ...route().targets, token: source },
+    });
     const construct = batchFor(r);
     const verified = verifyBridgeBatch({ route: r, construct, wallet: USER, now: NOW });
     expect(verified.destination).toMatchObject({ symbol: 'FOO', known: false });
-    expect(verified.source).toMatchObject({ symbol: 'USDC', known: true });
-    // The tokens option makes it known, with the partner's symbol.
+    expect(verified.source).toMatchObject({ symbol: 'FOO', known: false });
+    // The tokens option makes it known, with the partner's symbol and aliases.
     const known = verifyBridgeBatch(
       { route: r, construct, wallet: USER, now: NOW },
-      { tokens: [{ chainId: 56, address: token, symbol: 'FOOX', decimals: 18 }] },
+      { tokens: [{ chainId: 56, address: token, symbol: 'FOOX', decimals: 18, also: ['FOO'] }] },
     );
     expect(known.destination).toMatchObject({ symbol: 'FOOX', known: true });
     expect(

@@ -437,6 +437,18 @@ export function verifyBridgeBatch(
   }
   const sourceToken = checkToken(fail, 'source', route.from, options.tokens);
   const destinationToken = checkToken(fail, 'destination', route.to, options.tokens);
+  // The quote is checked one for one (output = amount less fee): across two assets that prices
+  // 1 WETH at 1 USDC, and Across repays the relayer in the input token whatever it delivered.
+  const sourceNames = assetNames(route.from, sourceToken);
+  const destinationNames = assetNames(route.to, destinationToken);
+  if (!sourceNames.some((name) => destinationNames.includes(name))) {
+    fail(
+      'route.asset',
+      'the route delivers another token than it takes, but the quote is checked one for one',
+      sourceNames.join(' or '),
+      destinationNames.join(' or '),
+    );
+  }
 
   const amountInRaw = BigInt(quote.amountInRaw);
   const amountOutRaw = BigInt(quote.amountOutRaw);
@@ -836,6 +848,12 @@ function checkToken(
     );
   }
   return known;
+}
+
+/** The names a side's token goes by: the table's symbol and aliases when it lists it, else the route's. */
+function assetNames(side: TokenSide, known: KnownToken | undefined): string[] {
+  const names = known ? [known.symbol, ...(known.also ?? [])] : [side.symbol];
+  return names.map((name) => name.trim().toUpperCase());
 }
 
 /** Gas limits and fees within `GAS_CEILINGS`, whoever pays: no operation may name an unbounded prefund. */

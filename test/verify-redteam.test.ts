@@ -1,0 +1,71 @@
+/**
+ * Batches found by red-teaming the verifier after issue 19: each is built as an attacker who
+ * controls the service builds it (call data re-encoded, `userOpHash` recomputed, a quote that adds
+ * up), so only the semantic check named stands between it and a signature.
+ */
+
+import { describe, expect, it } from 'vitest';
+import type { BridgeRoute } from '../src/index.js';
+import { batchFor, issuesOf, NOW } from './helpers/batches.js';
+import { route } from './helpers/fixtures.js';
+
+const BASE_WETH = '0x4200000000000000000000000000000000000006' as const;
+const ARBITRUM_USDC = '0xaf88d065e77c8cC2239327C5EDb3A432268e5831' as const;
+
+describe('the route moves one asset', () => {
+  it('refuses 1 WETH in for 1 USDC out: the quote adds up one for one across assets', () => {
+    // Both tokens well known, decimals right, output = amount − fee in destination decimals:
+    // 1e18 wei of WETH becomes 1e6 = 1 USDC, and the relayer that fills keeps the WETH.
+    const r: BridgeRoute = route({
+      routeId: 'base-weth-to-arbitrum-usdc',
+      from: { symbol: 'WETH', chain: 'base', chainId: 8453, contractAddress: BASE_WETH, decimals: 18 },
+      to: { symbol: 'USDC', chain: 'arbitrum', chainId: 42161, contractAddress: ARBITRUM_USDC, decimals: 6 },
+      targets: { ...route().targets, token: BASE_WETH },
+      limits: null,
+    });
+    const construct = batchFor(r, { amountInRaw: 10n ** 18n, providerFeeRaw: 0n, gasFeeRaw: 10n ** 15n });
+    expect(issuesOf(construct, { route: r, amount: '1' })).toEqual(['route.asset']);
+  });
+
+  it('refuses USDC in for a token of another name out, known to the table or not', () => {
+    // Across pays the relayer back in the input token whatever output it delivered: a relayer of
+    // the service's own delivers its worthless token and takes the USDC.
+    const token = '0x000000000000000000000000000000000000f00d' as const;
+    const r = route({ to: { ...route().to, symbol: 'FOO', contractAddress: token } });
+    expect(issuesOf(batchFor(r), { route: r })).toEqual(['route.asset']);
+    const listed = { tokens: [{ chainId: 56, address: token, symbol: 'FOO', decimals: 18 }] };
+    expect(issuesOf(batchFor(r), { route: r, options: listed })).toEqual(['route.asset']);
+  });
+
+  it('still accepts one asset under its other names: bridged USDC, and WETH called ETH', () => {
+    const bridged = route({
+      from: {
+        ...route().from,
+        symbol: 'USDbC',
+        contractAddress: '0xd9aAEc86B65D86f6A7B5B1b0c42FFA531710b6CA',
+      },
+      targets: { ...route().targets, token: '0xd9aAEc86B65D86f6A7B5B1b0c42FFA531710b6CA' },
+    });
+    expect(issuesOf(batchFor(bridged), { route: bridged })).toEqual([]);
+    const eth: BridgeRoute = route({
+      from: { symbol: 'ETH', chain: 'base', chainId: 8453, contractAddress: BASE_WETH, decimals: 18 },
+      to: {
+        symbol: 'WETH',
+        chain: 'arbitrum',
+        chainId: 42161,
+        contractAddress: '0x82aF49447D8a07e3bd95BD0d56f35241523fBab1',
+        decimals: 18,
+      },
+      targets: { ...route().targets, token: BASE_WETH },
+      limits: null,
+    });
+    expect(issuesOf(batchFor(eth), { route: eth })).toEqual([]);
+    // Two tokens the table does not know, of one name: flagged in the summary, not refused.
+    const tka = route({
+      from: { ...route().from, symbol: 'tka', contractAddress: '0x000000000000000000000000000000000000a001' },
+      to: { ...route().to, symbol: 'TKA', contractAddress: '0x000000000000000000000000000000000000b002' },
+      targets: { ...route().targets, token: '0x000000000000000000000000000000000000a001' },
+    });
+    expect(issuesOf(batchFor(tka), { route: tka, now: NOW })).toEqual([]);
+  });
+});
