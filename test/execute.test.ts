@@ -33,7 +33,7 @@ function constructFor(
     amountOutRaw: BigInt(q.amountOutRaw),
     gasFeeRaw: 120_000n,
     quoteTimestamp: now,
-    fillDeadline: now + 3600,
+    fillDeadline: now + 3 * 3600 + 900,
     authorizationNonce: 0,
   });
   const construct = { transferId: 'tr_1', intentId: 'int_1', bundle, quote: q };

@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { BridgeRoute } from '../src/index.js';
-import { batchFor, issuesOf, NOW } from './helpers/batches.js';
+import { ATTACKER, addressWord, batchFor, forge, issuesOf, NOW, setWord } from './helpers/batches.js';
 import { route } from './helpers/fixtures.js';
 
 const BASE_WETH = '0x4200000000000000000000000000000000000006' as const;
@@ -67,5 +67,37 @@ describe('the route moves one asset', () => {
       targets: { ...route().targets, token: '0x000000000000000000000000000000000000a001' },
     });
     expect(issuesOf(batchFor(tka), { route: tka, now: NOW })).toEqual([]);
+  });
+});
+
+describe('the deposit can be filled whenever the signed operation lands', () => {
+  /** The fixture quote expires at 10:05; the honest service submits before then, a lying one when it likes. */
+  const EXPIRES = Date.parse('2026-11-22T10:05:00.000Z') / 1000;
+  const deposit = (words: Record<number, bigint | string>) =>
+    forge((c) => {
+      for (const [index, value] of Object.entries(words)) {
+        const word = typeof value === 'bigint' ? value.toString(16) : value;
+        c.bundle.calls[1]!.data = setWord(c.bundle.calls[1]!.data, Number(index), word);
+      }
+    });
+
+  it('refuses a quote timestamp after the quote expires: the operation is held back until then', () => {
+    // Priced two hours out with a deadline 30 minutes after that: the old check (deadline at
+    // least 10 minutes after expiry) passed it, and landed at 12:05 it leaves 30 s to fill.
+    const held = deposit({ 8: BigInt(EXPIRES + 7200), 9: BigInt(EXPIRES + 7230) });
+    expect(issuesOf(held)).toEqual(['deposit.quoteTimestamp', 'deposit.fillDeadline']);
+  });
+
+  it('counts the fill window from the latest the SpokePool takes the deposit, not the quote expiry', () => {
+    // Priced now, deadline 20 minutes after expiry: submitted 59 minutes late (the SpokePool
+    // still takes it) the deposit has seconds left, and only the refund settles it.
+    const now = BigInt(NOW / 1000);
+    expect(issuesOf(deposit({ 8: now, 9: BigInt(EXPIRES + 1200) }))).toEqual(['deposit.fillDeadline']);
+    // And an exclusive relayer's offset runs from that latest landing too.
+    const exclusive = deposit({ 7: addressWord(ATTACKER), 8: now, 9: now + 3600n + 700n, 10: 120n });
+    expect(issuesOf(exclusive)).toEqual(['deposit.exclusivity']);
+    // Across's own deadline (timestamp plus 3.25 h) with a few seconds of exclusivity still passes.
+    const across = deposit({ 7: addressWord(ATTACKER), 8: now, 9: now + 11_700n, 10: 5n });
+    expect(issuesOf(across)).toEqual([]);
   });
 });

@@ -309,12 +309,18 @@ describe('7: deposits that can be filled', () => {
     }
   });
 
-  it('refuses a fill deadline before the quote expires plus the margin', () => {
+  it('refuses a fill deadline before the latest landing (expiry, or quote timestamp + 1 h) plus the margin', () => {
     expect(issuesOf(batchFor(route(), {}, { fillDeadline: NOW / 1000 + 1 }))).toEqual([
       'deposit.fillDeadline',
     ]);
     expect(issuesOf(batchFor(route(), {}, { fillDeadline: expiry + 599 }))).toEqual(['deposit.fillDeadline']);
-    expect(issuesOf(batchFor(route(), {}, { fillDeadline: expiry + 600 }))).toEqual([]);
+    // batchFor prices the quote 30 s before NOW; the SpokePool takes the deposit for an hour after.
+    const latest = NOW / 1000 - 30 + 3600;
+    expect(issuesOf(batchFor(route(), {}, { fillDeadline: latest + 599 }))).toEqual(['deposit.fillDeadline']);
+    expect(issuesOf(batchFor(route(), {}, { fillDeadline: latest + 600 }))).toEqual([]);
+    // A quote priced at its expiry: the latest landing is an hour after that.
+    const late = { quoteTimestamp: expiry, fillDeadline: expiry + 3600 + 600 };
+    expect(issuesOf(batchFor(route(), {}, late))).toEqual([]);
   });
 });
 

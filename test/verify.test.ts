@@ -99,7 +99,7 @@ describe('verifyBridgeBatch accepts what is asked for', () => {
       amountOutRaw: BigInt(q.amountOutRaw),
       gasFeeRaw: 0n,
       quoteTimestamp: NOW / 1000,
-      fillDeadline: NOW / 1000 + 3600,
+      fillDeadline: NOW / 1000 + 3 * 3600 + 900,
       authorizationNonce: 0,
     });
     expect(bundle.calls).toHaveLength(2);
@@ -123,7 +123,7 @@ describe('verifyBridgeBatch accepts what is asked for', () => {
       amountOutRaw: BigInt(q.amountOutRaw),
       gasFeeRaw: 120_000n,
       quoteTimestamp: NOW / 1000,
-      fillDeadline: NOW / 1000 + 3600,
+      fillDeadline: NOW / 1000 + 3 * 3600 + 900,
       authorizationNonce: 9,
       entryPoint: ENTRY_POINT_V08,
       delegate: MAV2_7702_DELEGATE_V110,

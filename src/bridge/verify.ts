@@ -176,6 +176,12 @@ export const GAS_CEILINGS = Object.freeze({
  * Across sets deadlines hours out (TV-1: 6 h) and exclusivity of seconds.
  */
 const FILL_MARGIN_SEC = 600n;
+/**
+ * The SpokePool takes a deposit until its quote timestamp is this old (`depositQuoteTimeBuffer`,
+ * deployed as one hour): whoever holds the signed operation can land it that late, whatever the
+ * quote's expiry says.
+ */
+const QUOTE_TIME_BUFFER_SEC = 3600n;
 /** Limits move with relayer liquidity after the route was read: this much room either way. */
 const LIMITS_ROOM_DIVISOR = 4n;
 const MAX_DECIMALS = 77;
@@ -1013,21 +1019,35 @@ function checkDeposit(
   }
   if (fillDeadline <= context.nowSec)
     fail('deposit.fillDeadline', 'the fill deadline has passed', `after ${context.nowSec}`, fillDeadline);
+  // A quote priced after it expires holds the signed operation back until then.
+  if (quoteTimestamp > context.expiresAtSec) {
+    fail(
+      'deposit.quoteTimestamp',
+      'the quote timestamp is after the quote expires: the deposit could not land before',
+      `at most ${context.expiresAtSec}`,
+      quoteTimestamp,
+    );
+  }
+  // The quote's expiry binds only an honest service: the SpokePool takes the deposit until the
+  // quote timestamp is an hour old, so the fill window is counted from the latest it can land.
+  const latestDeposit =
+    quoteTimestamp + QUOTE_TIME_BUFFER_SEC > context.expiresAtSec
+      ? quoteTimestamp + QUOTE_TIME_BUFFER_SEC
+      : context.expiresAtSec;
   // A deposit nobody may fill still costs the gas fee, and the funds wait hours for a refund.
-  const fillFrom = context.expiresAtSec + FILL_MARGIN_SEC;
+  const fillFrom = latestDeposit + FILL_MARGIN_SEC;
   if (fillDeadline < fillFrom) {
     fail(
       'deposit.fillDeadline',
-      `the fill deadline leaves less than ${FILL_MARGIN_SEC} s to fill after the quote expires`,
+      `the fill deadline leaves less than ${FILL_MARGIN_SEC} s to fill after the latest the deposit can land (the quote's expiry, or its timestamp plus ${QUOTE_TIME_BUFFER_SEC} s)`,
       `at least ${fillFrom}`,
       fillDeadline,
     );
   }
   if (exclusivity !== 0n && word(7) !== ZERO_WORD) {
-    // Across reads a small parameter as an offset from the deposit time (at the latest the
-    // quote's expiry), a large one as a timestamp.
+    // Across reads a small parameter as an offset from the deposit time, a large one as a timestamp.
     const exclusiveUntil =
-      exclusivity <= MAX_EXCLUSIVITY_PERIOD_SEC ? context.expiresAtSec + exclusivity : exclusivity;
+      exclusivity <= MAX_EXCLUSIVITY_PERIOD_SEC ? latestDeposit + exclusivity : exclusivity;
     if (exclusiveUntil + FILL_MARGIN_SEC > fillDeadline) {
       fail(
         'deposit.exclusivity',
