@@ -5,8 +5,18 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import type { BridgeRoute } from '../src/index.js';
-import { ATTACKER, addressWord, batchFor, forge, issuesOf, NOW, setWord } from './helpers/batches.js';
+import { ArgumentError, BatchVerificationError, type BridgeRoute, verifyBridgeBatch } from '../src/index.js';
+import {
+  ATTACKER,
+  addressWord,
+  batchFor,
+  forge,
+  issuesOf,
+  NOW,
+  setWord,
+  USER,
+  validConstruct,
+} from './helpers/batches.js';
 import { route } from './helpers/fixtures.js';
 
 const BASE_WETH = '0x4200000000000000000000000000000000000006' as const;
@@ -99,5 +109,25 @@ describe('the deposit can be filled whenever the signed operation lands', () => 
     // Across's own deadline (timestamp plus 3.25 h) with a few seconds of exclusivity still passes.
     const across = deposit({ 7: addressWord(ATTACKER), 8: now, 9: now + 11_700n, 10: 5n });
     expect(issuesOf(across)).toEqual([]);
+  });
+});
+
+describe('every refusal is a typed error', () => {
+  it('a now past what a Date holds is an ArgumentError, not a RangeError', () => {
+    for (const now of [1e300, 8.64e15 + 1]) {
+      expect(() =>
+        verifyBridgeBatch({ route: route(), construct: validConstruct(), wallet: USER, amount: '25.5', now }),
+      ).toThrow(ArgumentError);
+    }
+  });
+
+  it('an expiry margin past what a Date holds refuses the quote, and says so', () => {
+    const attempt = () =>
+      verifyBridgeBatch(
+        { route: route(), construct: validConstruct(), wallet: USER, amount: '25.5', now: NOW },
+        { expiryMarginMs: 1e300 },
+      );
+    expect(attempt).toThrow(BatchVerificationError);
+    expect(issuesOf(validConstruct(), { options: { expiryMarginMs: 1e300 } })).toEqual(['quote.expiry']);
   });
 });

@@ -158,6 +158,7 @@ const ZERO_WORD = '0'.repeat(64);
 const MAX_UINT32 = 0xffffffffn;
 /** Before 2001-09-09 in milliseconds, or any time at all in seconds: never a real `now`. */
 const MIN_NOW_MS = 1e12;
+const MAX_DATE_MS = 8.64e15;
 /**
  * Gas ceilings far above anything a bridge batch needs (approve, deposit and transfer take a few
  * hundred thousand gas) but low enough that no operation can name an unbounded prefund: each
@@ -369,7 +370,8 @@ export function verifyBridgeBatch(
     ]);
   }
   let asked: bigint | undefined;
-  if (!Number.isFinite(nowMs))
+  // Beyond ±8.64e15 ms a Date is invalid, and writing the time into an issue would throw.
+  if (!Number.isFinite(nowMs) || Math.abs(nowMs) > MAX_DATE_MS)
     throw new ArgumentError('verifyBridgeBatch', [{ path: 'now', message: 'must be a valid date' }]);
   if (nowMs < MIN_NOW_MS) {
     throw new ArgumentError('verifyBridgeBatch', [
@@ -569,7 +571,9 @@ export function verifyBridgeBatch(
     fail(
       'quote.expiry',
       `the quote expires in less than ${margin} ms`,
-      `after ${new Date(nowMs + margin).toISOString()}`,
+      nowMs + margin <= MAX_DATE_MS
+        ? `after ${new Date(nowMs + margin).toISOString()}`
+        : `${margin} ms from now`,
       quote.expiresAt,
     );
   }
