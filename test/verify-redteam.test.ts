@@ -131,3 +131,20 @@ describe('every refusal is a typed error', () => {
     expect(issuesOf(validConstruct(), { options: { expiryMarginMs: 1e300 } })).toEqual(['quote.expiry']);
   });
 });
+
+describe('a symbol is read as a person reads it', () => {
+  it('refuses a look-alike of a well-known symbol on an address the table does not list for it', () => {
+    // Zero-width and format characters, full-width letters, inner spaces: each shows as "USDC" in
+    // the summary, and each escaped the well-known symbol rule, so the route's own word stood.
+    // Both sides alike, so that the one-asset rule has nothing to say.
+    const fake = '0x000000000000000000000000000000000000fa4e' as const;
+    for (const symbol of ['USDC\u200b', '\u2060USDC', 'ＵＳＤＣ', 'US DC', 'USD\u00adC']) {
+      const r = route({
+        from: { ...route().from, symbol, contractAddress: fake },
+        to: { ...route().to, symbol, contractAddress: ATTACKER },
+        targets: { ...route().targets, token: fake },
+      });
+      expect(issuesOf(batchFor(r), { route: r }), JSON.stringify(symbol)).toEqual(['route.tokenAddress']);
+    }
+  });
+});

@@ -320,6 +320,17 @@ export function bridgeIndex(extra?: ReadonlyMap<number, readonly string[]>): Bri
 }
 let defaultBridges: BridgeIndex | undefined;
 
+const INVISIBLE = /[\p{Cf}\p{Z}\s]/gu;
+
+/**
+ * A symbol as a person reads it, for comparing: compatibility forms folded (full-width letters),
+ * invisible and space characters dropped, upper case. A route could otherwise show "USDC" and
+ * escape every rule about USDC.
+ */
+export function symbolKey(symbol: string): string {
+  return symbol.normalize('NFKC').replace(INVISIBLE, '').toUpperCase();
+}
+
 /** The table with a partner's tokens; an entry for an address the table lists replaces it. */
 export function tokenIndex(extra?: readonly KnownToken[]): TokenIndex {
   if (!extra && defaultTokens) return defaultTokens;
@@ -330,9 +341,9 @@ export function tokenIndex(extra?: readonly KnownToken[]): TokenIndex {
   for (const [key, token] of byAddress) {
     const address = key.slice(key.indexOf(':') + 1);
     for (const symbol of [token.symbol, ...(token.also ?? [])]) {
-      const symbolKey = `${token.chainId}:${symbol.toUpperCase()}`;
-      let addresses = bySymbol.get(symbolKey);
-      if (!addresses) bySymbol.set(symbolKey, (addresses = new Set()));
+      const key = `${token.chainId}:${symbolKey(symbol)}`;
+      let addresses = bySymbol.get(key);
+      if (!addresses) bySymbol.set(key, (addresses = new Set()));
       addresses.add(address);
     }
   }

@@ -22,7 +22,7 @@ import {
   wordUint,
 } from './hex.js';
 import { keccak256Hex } from './keccak.js';
-import { bridgeIndex, type KnownToken, type TokenIndex, tokenIndex } from './tables.js';
+import { bridgeIndex, type KnownToken, symbolKey, type TokenIndex, tokenIndex } from './tables.js';
 import {
   entryPointVersion,
   type GasFields,
@@ -848,7 +848,7 @@ function checkToken(
       side.decimals,
     );
   }
-  const listed = tokens.bySymbol.get(`${side.chainId}:${side.symbol.trim().toUpperCase()}`);
+  const listed = tokens.bySymbol.get(`${side.chainId}:${symbolKey(side.symbol)}`);
   if (listed && !listed.has(address)) {
     fail(
       'route.tokenAddress',
@@ -863,7 +863,7 @@ function checkToken(
 /** The names a side's token goes by: the table's symbol and aliases when it lists it, else the route's. */
 function assetNames(side: TokenSide, known: KnownToken | undefined): string[] {
   const names = known ? [known.symbol, ...(known.also ?? [])] : [side.symbol];
-  return names.map((name) => name.trim().toUpperCase());
+  return names.map(symbolKey);
 }
 
 /** Gas limits and fees within `GAS_CEILINGS`, whoever pays: no operation may name an unbounded prefund. */
