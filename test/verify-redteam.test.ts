@@ -148,3 +148,18 @@ describe('a symbol is read as a person reads it', () => {
     }
   });
 });
+
+describe('the deposit goes where a relayer fills it', () => {
+  it('refuses a route to its own source chain: no relayer fills it, the refund takes hours', () => {
+    const r = route({ to: { ...route().from } });
+    expect(issuesOf(batchFor(r), { route: r })).toEqual(['route.destinationChain']);
+  });
+
+  it('refuses a destination chain with no Across SpokePool unless the bridges option names one', () => {
+    const token = '0x000000000000000000000000000000000000d00d' as const;
+    const r = route({ to: { ...route().to, chain: 'nowhere', chainId: 999_999, contractAddress: token } });
+    expect(issuesOf(batchFor(r), { route: r })).toEqual(['route.destinationChain']);
+    const named = { bridges: { 999999: '0x000000000000000000000000000000000000c0de' } };
+    expect(issuesOf(batchFor(r), { route: r, options: named })).toEqual([]);
+  });
+});

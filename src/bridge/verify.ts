@@ -72,7 +72,8 @@ export interface VerifyBridgeBatchOptions {
   /**
    * Across SpokePools by chain id, for chains the built-in table (`ACROSS_SPOKE_POOLS`) lacks or
    * where the partner knows better: a chain named here gets exactly these addresses; the others
-   * keep the table's. `targets.bridge` must be a SpokePool of the source chain.
+   * keep the table's. `targets.bridge` must be a SpokePool of the source chain, and the destination
+   * must be a chain with a SpokePool (another chain than the source).
    * @example { bridges: { 8453: '0x09aea4b2242abC8bb4BB78D537A67a245A7bEC64', 31337: ['0x…'] } }
    */
   bridges?: Readonly<Record<number, string | readonly string[]>>;
@@ -441,6 +442,22 @@ export function verifyBridgeBatch(
       `the route's bridge is not the Across SpokePool of chain ${route.from.chainId}`,
       spokePools.join(', '),
       targets.bridge,
+    );
+  }
+  // A deposit no relayer fills still pays the gas fee, and its refund takes hours.
+  if (route.to.chainId === route.from.chainId) {
+    fail(
+      'route.destinationChain',
+      'the route goes to its own source chain',
+      'another chain',
+      route.to.chainId,
+    );
+  } else if (route.to.chainId !== 0 && !options.bridges.has(route.to.chainId)) {
+    fail(
+      'route.destinationChain',
+      `no Across SpokePool is known for chain ${route.to.chainId}, so no relayer fills there: name it in the bridges option`,
+      'a chain with an Across SpokePool',
+      route.to.chainId,
     );
   }
   const sourceToken = checkToken(fail, 'source', route.from, options.tokens);
