@@ -15,6 +15,7 @@ import {
   NOW,
   setWord,
   USER,
+  unsponsor,
   validConstruct,
 } from './helpers/batches.js';
 import { route } from './helpers/fixtures.js';
@@ -161,5 +162,36 @@ describe('the deposit goes where a relayer fills it', () => {
     expect(issuesOf(batchFor(r), { route: r })).toEqual(['route.destinationChain']);
     const named = { bridges: { 999999: '0x000000000000000000000000000000000000c0de' } };
     expect(issuesOf(batchFor(r), { route: r, options: named })).toEqual([]);
+  });
+});
+
+describe('an unsponsored operation cannot name an unbounded prefund', () => {
+  it('refuses 2,000 ETH of prefund built from limits and fees each under its own ceiling', () => {
+    // No paymaster (the partner allowed it): the wallet prefunds (limits × maxFeePerGas), and
+    // preVerificationGas is charged in full, 1,250 ETH here, to the bundler's beneficiary.
+    const drain = forge((c) => {
+      const op = c.bundle.userOp;
+      unsponsor(op);
+      op.callGasLimit = `0x${(15_000_000n).toString(16)}`;
+      op.verificationGasLimit = `0x${(15_000_000n).toString(16)}`;
+      op.preVerificationGas = `0x${(50_000_000n).toString(16)}`;
+      op.maxFeePerGas = `0x${(25_000n * 10n ** 9n).toString(16)}`;
+      op.maxPriorityFeePerGas = op.maxFeePerGas;
+    });
+    expect(issuesOf(drain, { options: { requirePaymaster: false } })).toEqual(['userOp.prefund']);
+  });
+
+  it('still accepts an unsponsored batch of ordinary gas, and any sponsored one within the ceilings', () => {
+    const ordinary = forge((c) => {
+      unsponsor(c.bundle.userOp);
+      c.bundle.userOp.maxFeePerGas = `0x${(500n * 10n ** 9n).toString(16)}`; // 500 gwei: 0.2 ETH of prefund
+    });
+    expect(issuesOf(ordinary, { options: { requirePaymaster: false } })).toEqual([]);
+    // With a paymaster the wallet prefunds nothing: the paymaster's deposit pays.
+    const sponsored = forge((c) => {
+      c.bundle.userOp.preVerificationGas = `0x${(50_000_000n).toString(16)}`;
+      c.bundle.userOp.maxFeePerGas = `0x${(25_000n * 10n ** 9n).toString(16)}`;
+    });
+    expect(issuesOf(sponsored)).toEqual([]);
   });
 });

@@ -232,8 +232,11 @@ describe('5: a zero-address paymaster is no paymaster; gas within ceilings', () 
       c.bundle.userOp.maxFeePerGas = `0x${(20_000n * 10n ** 9n * 1000n).toString(16)}`; // 20M gwei
       c.bundle.userOp.maxPriorityFeePerGas = c.bundle.userOp.maxFeePerGas;
     });
-    expect(issuesOf(drain)).toEqual(['userOp.paymaster', 'userOp.gasFees']);
-    expect(issuesOf(drain, { options: { requirePaymaster: false } })).toEqual(['userOp.gasFees']);
+    expect(issuesOf(drain)).toEqual(['userOp.paymaster', 'userOp.gasFees', 'userOp.prefund']);
+    expect(issuesOf(drain, { options: { requirePaymaster: false } })).toEqual([
+      'userOp.gasFees',
+      'userOp.prefund',
+    ]);
   });
 
   it('refuses gas limits and fees above the ceilings, sponsored or not', () => {

@@ -20,6 +20,7 @@ import {
   NOW,
   setWord,
   USER,
+  unsponsor,
   validConstruct,
 } from './helpers/batches.js';
 import { quote, route } from './helpers/fixtures.js';
@@ -301,13 +302,7 @@ const cases: Case[] = [
     'userOp.paymaster',
     () =>
       forge((c) => {
-        for (const key of [
-          'paymaster',
-          'paymasterData',
-          'paymasterVerificationGasLimit',
-          'paymasterPostOpGasLimit',
-        ])
-          delete c.bundle.userOp[key];
+        unsponsor(c.bundle.userOp);
       }),
   ],
   [
@@ -401,13 +396,7 @@ describe('verifyBridgeBatch rejects a forged batch', () => {
 
   it('accepts a batch without paymaster only when asked to', () => {
     const unsponsored = forge((c) => {
-      for (const key of [
-        'paymaster',
-        'paymasterData',
-        'paymasterVerificationGasLimit',
-        'paymasterPostOpGasLimit',
-      ])
-        delete c.bundle.userOp[key];
+      unsponsor(c.bundle.userOp);
     });
     expect(issuesOf(unsponsored, { options: { requirePaymaster: false } })).toEqual([]);
   });

@@ -171,6 +171,12 @@ export const GAS_CEILINGS = Object.freeze({
   gasLimit: 15_000_000n,
   preVerificationGas: 50_000_000n,
   maxFeePerGas: 25_000n * 10n ** 9n,
+  /**
+   * What an unsponsored operation may make the wallet prefund in wei (all limits × maxFeePerGas):
+   * one native unit, a thousand times an ordinary batch at 1,000 gwei. The ceilings above, each
+   * sane alone, multiply to 2,000 ETH, and preVerificationGas is charged whether used or not.
+   */
+  walletPrefund: 10n ** 18n,
 });
 /**
  * The fill window a deposit must leave: its fill deadline at least this long after the quote
@@ -689,7 +695,7 @@ export function verifyBridgeBatch(
         zero ? `0x${'0'.repeat(40)}` : 'none',
       );
     }
-    checkGas(fail, packed.op.gas);
+    checkGas(fail, packed.op.gas, paymaster !== null);
     callDataHash = keccak256Hex(packed.op.callData);
     if (version) {
       const hash = userOperationHash(packed.op, {
@@ -884,7 +890,7 @@ function assetNames(side: TokenSide, known: KnownToken | undefined): string[] {
 }
 
 /** Gas limits and fees within `GAS_CEILINGS`, whoever pays: no operation may name an unbounded prefund. */
-function checkGas(fail: Fail, gas: GasFields): void {
+function checkGas(fail: Fail, gas: GasFields, sponsored: boolean): void {
   const bounds: [check: string, name: keyof GasFields, ceiling: bigint, what: string][] = [
     ['userOp.gasLimits', 'verificationGasLimit', GAS_CEILINGS.gasLimit, 'the ceiling'],
     ['userOp.gasLimits', 'callGasLimit', GAS_CEILINGS.gasLimit, 'the ceiling'],
@@ -896,6 +902,22 @@ function checkGas(fail: Fail, gas: GasFields): void {
   ];
   for (const [check, name, ceiling, what] of bounds) {
     if (gas[name] > ceiling) fail(check, `${name} is above ${what}`, `at most ${ceiling}`, gas[name]);
+  }
+  if (sponsored) return;
+  const prefund =
+    (gas.verificationGasLimit +
+      gas.callGasLimit +
+      gas.paymasterVerificationGasLimit +
+      gas.paymasterPostOpGasLimit +
+      gas.preVerificationGas) *
+    gas.maxFeePerGas;
+  if (prefund > GAS_CEILINGS.walletPrefund) {
+    fail(
+      'userOp.prefund',
+      'without a paymaster the wallet would prefund more native token than the ceiling (limits × maxFeePerGas)',
+      `at most ${GAS_CEILINGS.walletPrefund} wei`,
+      `${prefund} wei`,
+    );
   }
 }
 

@@ -165,3 +165,14 @@ export function packedForm(userOp: Record<string, unknown>): Record<string, unkn
     signature: '0x',
   };
 }
+
+/** Takes the paymaster out of an RPC-form user operation: the wallet then pays its own gas. */
+export function unsponsor(userOp: Record<string, unknown>): void {
+  for (const key of [
+    'paymaster',
+    'paymasterData',
+    'paymasterVerificationGasLimit',
+    'paymasterPostOpGasLimit',
+  ])
+    delete userOp[key];
+}
