@@ -159,9 +159,11 @@ describe('the deposit goes where a relayer fills it', () => {
   it('refuses a destination chain with no Across SpokePool unless the bridges option names one', () => {
     const token = '0x000000000000000000000000000000000000d00d' as const;
     const r = route({ to: { ...route().to, chain: 'nowhere', chainId: 999_999, contractAddress: token } });
-    expect(issuesOf(batchFor(r), { route: r })).toEqual(['route.destinationChain']);
-    const named = { bridges: { 999999: '0x000000000000000000000000000000000000c0de' } };
-    expect(issuesOf(batchFor(r), { route: r, options: named })).toEqual([]);
+    // Named by the partner, chain and token, it is a destination like any other.
+    const tokens = [{ chainId: 999_999, address: token, symbol: 'USDC', decimals: 18 }];
+    expect(issuesOf(batchFor(r), { route: r, options: { tokens } })).toEqual(['route.destinationChain']);
+    const bridges = { 999999: '0x000000000000000000000000000000000000c0de' };
+    expect(issuesOf(batchFor(r), { route: r, options: { tokens, bridges } })).toEqual([]);
   });
 });
 
@@ -193,5 +195,19 @@ describe('an unsponsored operation cannot name an unbounded prefund', () => {
       c.bundle.userOp.maxFeePerGas = `0x${(25_000n * 10n ** 9n).toString(16)}`;
     });
     expect(issuesOf(sponsored)).toEqual([]);
+  });
+});
+
+describe('a well-known asset the table cannot place is not delivered', () => {
+  it('refuses USDC delivered on a chain the table lists no USDC for, at an address only the route names', () => {
+    // Blast has a SpokePool but no USDC in the table: the route's "USDC" there is the service's own
+    // token, its relayer delivers it and is repaid the user's real USDC on Base.
+    const r = route({
+      to: { symbol: 'USDC', chain: 'blast', chainId: 81457, contractAddress: ATTACKER, decimals: 6 },
+    });
+    expect(issuesOf(batchFor(r), { route: r })).toEqual(['route.tokenAddress']);
+    // Named by the partner, it is a token like any other.
+    const named = { tokens: [{ chainId: 81457, address: ATTACKER, symbol: 'USDC', decimals: 6 }] };
+    expect(issuesOf(batchFor(r), { route: r, options: named })).toEqual([]);
   });
 });

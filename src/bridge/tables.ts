@@ -302,6 +302,8 @@ export type BridgeIndex = ReadonlyMap<number, readonly string[]>;
 export interface TokenIndex {
   byAddress: ReadonlyMap<string, KnownToken>;
   bySymbol: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Every symbol the table knows on some chain (keys of `symbolKey`). */
+  symbols: ReadonlySet<string>;
 }
 
 /** The table with a partner's entries: a chain it names gets exactly the addresses it gives. */
@@ -341,16 +343,19 @@ export function tokenIndex(extra?: readonly KnownToken[]): TokenIndex {
   for (const token of [...WELL_KNOWN_TOKENS, ...(extra ?? [])])
     byAddress.set(`${token.chainId}:${token.address.toLowerCase()}`, token);
   const bySymbol = new Map<string, Set<string>>();
+  const symbols = new Set<string>();
   for (const [key, token] of byAddress) {
     const address = key.slice(key.indexOf(':') + 1);
     for (const symbol of [token.symbol, ...(token.also ?? [])]) {
-      const key = `${token.chainId}:${symbolKey(symbol)}`;
+      const name = symbolKey(symbol);
+      symbols.add(name);
+      const key = `${token.chainId}:${name}`;
       let addresses = bySymbol.get(key);
       if (!addresses) bySymbol.set(key, (addresses = new Set()));
       addresses.add(address);
     }
   }
-  const index = { byAddress, bySymbol };
+  const index = { byAddress, bySymbol, symbols };
   if (!extra) defaultTokens = index;
   return index;
 }

@@ -871,7 +871,19 @@ function checkToken(
       side.decimals,
     );
   }
-  const listed = tokens.bySymbol.get(`${side.chainId}:${symbolKey(side.symbol)}`);
+  const symbol = symbolKey(side.symbol);
+  const listed = tokens.bySymbol.get(`${side.chainId}:${symbol}`);
+  // What arrives is the user's whole value: a well-known asset the table cannot place on the
+  // destination chain is whatever token the service names, that its relayer delivers and is
+  // repaid for in the real input token.
+  if (!known && !listed && name === 'destination' && tokens.symbols.has(symbol)) {
+    fail(
+      'route.tokenAddress',
+      `the destination token is called ${side.symbol}, which the table lists on other chains but not on chain ${side.chainId}: name it in the tokens option`,
+      `a ${side.symbol} address the table or the tokens option lists on chain ${side.chainId}`,
+      side.contractAddress,
+    );
+  }
   if (listed && !listed.has(address)) {
     fail(
       'route.tokenAddress',
