@@ -99,6 +99,22 @@ describe('the deposit can be filled whenever the signed operation lands', () => 
     expect(issuesOf(held)).toEqual(['deposit.quoteTimestamp', 'deposit.fillDeadline']);
   });
 
+  it('refuses a quote timestamp in the future even inside a long-lived quote: the operation waits for it', () => {
+    // A quote valid for ten days, priced an hour before that: the signed operation lands then
+    // (the deadline within the SpokePool's 6 h of it), when the user, told it failed, may have
+    // signed another (a parallel nonce key keeps both valid).
+    const later = forge((c) => {
+      c.quote.expiresAt = new Date(NOW + 10 * 86_400_000).toISOString();
+      const at = BigInt(NOW / 1000 + 10 * 86_400 - 3600);
+      c.bundle.calls[1]!.data = setWord(c.bundle.calls[1]!.data, 8, at.toString(16));
+      c.bundle.calls[1]!.data = setWord(c.bundle.calls[1]!.data, 9, (at + 11_700n).toString(16));
+    });
+    expect(issuesOf(later)).toEqual(['deposit.quoteTimestamp']);
+    // Five minutes of clock skew are allowed.
+    const skewed = deposit({ 8: BigInt(NOW / 1000 + 300) });
+    expect(issuesOf(skewed)).toEqual([]);
+  });
+
   it('counts the fill window from the latest the SpokePool takes the deposit, not the quote expiry', () => {
     // Priced now, deadline 20 minutes after expiry: submitted 59 minutes late (the SpokePool
     // still takes it) the deposit has seconds left, and only the refund settles it.

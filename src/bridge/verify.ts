@@ -190,6 +190,8 @@ const FILL_MARGIN_SEC = 600n;
  * quote's expiry says.
  */
 const QUOTE_TIME_BUFFER_SEC = 3600n;
+/** How far ahead of `now` a quote timestamp may be: the partner's clock may lag the chain's. */
+const CLOCK_SKEW_SEC = 300n;
 /** Limits move with relayer liquidity after the route was read: this much room either way. */
 const LIMITS_ROOM_DIVISOR = 4n;
 const MAX_DECIMALS = 77;
@@ -1074,12 +1076,17 @@ function checkDeposit(
   }
   if (fillDeadline <= context.nowSec)
     fail('deposit.fillDeadline', 'the fill deadline has passed', `after ${context.nowSec}`, fillDeadline);
-  // A quote priced after it expires holds the signed operation back until then.
-  if (quoteTimestamp > context.expiresAtSec) {
+  // The SpokePool takes no deposit before its quote timestamp: one in the future holds the signed
+  // operation back until then, however long the quote claims to last.
+  const pricedBy =
+    context.nowSec + CLOCK_SKEW_SEC < context.expiresAtSec
+      ? context.nowSec + CLOCK_SKEW_SEC
+      : context.expiresAtSec;
+  if (quoteTimestamp > pricedBy) {
     fail(
       'deposit.quoteTimestamp',
-      'the quote timestamp is after the quote expires: the deposit could not land before',
-      `at most ${context.expiresAtSec}`,
+      `the quote timestamp is in the future (more than ${CLOCK_SKEW_SEC} s, or after the quote expires): the deposit could not land before`,
+      `at most ${pricedBy}`,
       quoteTimestamp,
     );
   }
