@@ -60,7 +60,7 @@ function make(s: Shape): { route: BridgeRoute; construct: BridgeConstructResult 
   const r: BridgeRoute = {
     ...base,
     from: { ...base.from, symbol: 'TKA', contractAddress: SOURCE_TOKEN, decimals: s.fromDecimals },
-    to: { ...base.to, symbol: 'TKB', contractAddress: DESTINATION_TOKEN, decimals: s.toDecimals },
+    to: { ...base.to, symbol: 'TKA', contractAddress: DESTINATION_TOKEN, decimals: s.toDecimals },
     targets: { ...base.targets, token: SOURCE_TOKEN },
     limits: null,
   };
@@ -233,6 +233,33 @@ describe('verifyBridgeBatch, by property', () => {
         },
       ),
       { numRuns: 300, seed: 4337 },
+    );
+  });
+
+  it('rejects the red-team forgeries whatever the amounts and decimals', () => {
+    // Another asset out, the route to its own chain or to one without a SpokePool, a fill window
+    // that a late landing closes, a quote priced in the future.
+    const mutations: ((c: BridgeConstructResult, r: BridgeRoute) => void)[] = [
+      (_c, r) => (r.to = { ...r.to, symbol: 'TKB' }),
+      (_c, r) => (r.to = { ...r.to, chainId: r.from.chainId }),
+      (_c, r) => (r.to = { ...r.to, chainId: 999_999 }),
+      (c) => {
+        const at = BigInt(NOW / 1000);
+        c.bundle.calls[1]!.data = setWord(c.bundle.calls[1]!.data, 8, at.toString(16));
+        c.bundle.calls[1]!.data = setWord(c.bundle.calls[1]!.data, 9, (at + 3600n).toString(16));
+      },
+      (c) => {
+        const at = BigInt(NOW / 1000 + 3600);
+        c.bundle.calls[1]!.data = setWord(c.bundle.calls[1]!.data, 8, at.toString(16));
+      },
+    ];
+    fc.assert(
+      fc.property(shape, fc.integer({ min: 0, max: mutations.length - 1 }), (s, which) => {
+        const { route: r, construct } = make(s);
+        mutations[which]!(construct, r);
+        expectRejectedOnceRehashed(r, construct, fromRawAmount(s.amountInRaw, s.fromDecimals));
+      }),
+      { numRuns: 100, seed: 1337 },
     );
   });
 });

@@ -192,7 +192,7 @@ describe('4: the quote adds up', () => {
         from: { ...route().from, symbol: 'TKA', decimals: 18, contractAddress: TKA },
         to: {
           ...route().to,
-          symbol: 'TKB',
+          symbol: 'TKA',
           decimals: 6,
           contractAddress: '0x000000000000000000000000000000000000b002',
         },
@@ -232,8 +232,11 @@ describe('5: a zero-address paymaster is no paymaster; gas within ceilings', () 
       c.bundle.userOp.maxFeePerGas = `0x${(20_000n * 10n ** 9n * 1000n).toString(16)}`; // 20M gwei
       c.bundle.userOp.maxPriorityFeePerGas = c.bundle.userOp.maxFeePerGas;
     });
-    expect(issuesOf(drain)).toEqual(['userOp.paymaster', 'userOp.gasFees']);
-    expect(issuesOf(drain, { options: { requirePaymaster: false } })).toEqual(['userOp.gasFees']);
+    expect(issuesOf(drain)).toEqual(['userOp.paymaster', 'userOp.gasFees', 'userOp.prefund']);
+    expect(issuesOf(drain, { options: { requirePaymaster: false } })).toEqual([
+      'userOp.gasFees',
+      'userOp.prefund',
+    ]);
   });
 
   it('refuses gas limits and fees above the ceilings, sponsored or not', () => {
@@ -309,12 +312,18 @@ describe('7: deposits that can be filled', () => {
     }
   });
 
-  it('refuses a fill deadline before the quote expires plus the margin', () => {
+  it('refuses a fill deadline before the latest landing (expiry, or quote timestamp + 1 h) plus the margin', () => {
     expect(issuesOf(batchFor(route(), {}, { fillDeadline: NOW / 1000 + 1 }))).toEqual([
       'deposit.fillDeadline',
     ]);
     expect(issuesOf(batchFor(route(), {}, { fillDeadline: expiry + 599 }))).toEqual(['deposit.fillDeadline']);
-    expect(issuesOf(batchFor(route(), {}, { fillDeadline: expiry + 600 }))).toEqual([]);
+    // batchFor prices the quote 30 s before NOW; the SpokePool takes the deposit for an hour after.
+    const latest = NOW / 1000 - 30 + 3600;
+    expect(issuesOf(batchFor(route(), {}, { fillDeadline: latest + 599 }))).toEqual(['deposit.fillDeadline']);
+    expect(issuesOf(batchFor(route(), {}, { fillDeadline: latest + 600 }))).toEqual([]);
+    // A quote priced at its expiry: the latest landing is an hour after that.
+    const late = { quoteTimestamp: expiry, fillDeadline: expiry + 3600 + 600 };
+    expect(issuesOf(batchFor(route(), {}, late))).toEqual([]);
   });
 });
 
@@ -350,15 +359,21 @@ describe('8: token facts are held to the well-known table', () => {
 
   it('flags a token the table does not know under a symbol that is not well-known there', () => {
     const token = '0x000000000000000000000000000000000000f00d' as const;
-    const r = route({ to: { ...bsc, symbol: 'FOO', contractAddress: token } });
+    const source = '0x000000000000000000000000000000000000f00e' as const;
+    // One asset on both sides: a route from USDC to FOO is refused (route.asset).
+    const r = route({
+      from: { ...route().from, symbol: 'FOO', contractAddress: source },
+      to: { ...bsc, symbol: 'FOO', contractAddress: token },
+      targets: { ...route().targets, token: source },
+    });
     const construct = batchFor(r);
     const verified = verifyBridgeBatch({ route: r, construct, wallet: USER, now: NOW });
     expect(verified.destination).toMatchObject({ symbol: 'FOO', known: false });
-    expect(verified.source).toMatchObject({ symbol: 'USDC', known: true });
-    // The tokens option makes it known, with the partner's symbol.
+    expect(verified.source).toMatchObject({ symbol: 'FOO', known: false });
+    // The tokens option makes it known, with the partner's symbol and aliases.
     const known = verifyBridgeBatch(
       { route: r, construct, wallet: USER, now: NOW },
-      { tokens: [{ chainId: 56, address: token, symbol: 'FOOX', decimals: 18 }] },
+      { tokens: [{ chainId: 56, address: token, symbol: 'FOOX', decimals: 18, also: ['FOO'] }] },
     );
     expect(known.destination).toMatchObject({ symbol: 'FOOX', known: true });
     expect(

@@ -20,6 +20,7 @@ import {
   NOW,
   setWord,
   USER,
+  unsponsor,
   validConstruct,
 } from './helpers/batches.js';
 import { quote, route } from './helpers/fixtures.js';
@@ -99,7 +100,7 @@ describe('verifyBridgeBatch accepts what is asked for', () => {
       amountOutRaw: BigInt(q.amountOutRaw),
       gasFeeRaw: 0n,
       quoteTimestamp: NOW / 1000,
-      fillDeadline: NOW / 1000 + 3600,
+      fillDeadline: NOW / 1000 + 3 * 3600 + 900,
       authorizationNonce: 0,
     });
     expect(bundle.calls).toHaveLength(2);
@@ -123,7 +124,7 @@ describe('verifyBridgeBatch accepts what is asked for', () => {
       amountOutRaw: BigInt(q.amountOutRaw),
       gasFeeRaw: 120_000n,
       quoteTimestamp: NOW / 1000,
-      fillDeadline: NOW / 1000 + 3600,
+      fillDeadline: NOW / 1000 + 3 * 3600 + 900,
       authorizationNonce: 9,
       entryPoint: ENTRY_POINT_V08,
       delegate: MAV2_7702_DELEGATE_V110,
@@ -301,13 +302,7 @@ const cases: Case[] = [
     'userOp.paymaster',
     () =>
       forge((c) => {
-        for (const key of [
-          'paymaster',
-          'paymasterData',
-          'paymasterVerificationGasLimit',
-          'paymasterPostOpGasLimit',
-        ])
-          delete c.bundle.userOp[key];
+        unsponsor(c.bundle.userOp);
       }),
   ],
   [
@@ -401,13 +396,7 @@ describe('verifyBridgeBatch rejects a forged batch', () => {
 
   it('accepts a batch without paymaster only when asked to', () => {
     const unsponsored = forge((c) => {
-      for (const key of [
-        'paymaster',
-        'paymasterData',
-        'paymasterVerificationGasLimit',
-        'paymasterPostOpGasLimit',
-      ])
-        delete c.bundle.userOp[key];
+      unsponsor(c.bundle.userOp);
     });
     expect(issuesOf(unsponsored, { options: { requirePaymaster: false } })).toEqual([]);
   });

@@ -302,6 +302,8 @@ export type BridgeIndex = ReadonlyMap<number, readonly string[]>;
 export interface TokenIndex {
   byAddress: ReadonlyMap<string, KnownToken>;
   bySymbol: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Every symbol the table knows on some chain (keys of `symbolKey`). */
+  symbols: ReadonlySet<string>;
 }
 
 /** The table with a partner's entries: a chain it names gets exactly the addresses it gives. */
@@ -320,6 +322,20 @@ export function bridgeIndex(extra?: ReadonlyMap<number, readonly string[]>): Bri
 }
 let defaultBridges: BridgeIndex | undefined;
 
+const INVISIBLE = /[\p{Cf}\p{Z}\s]/gu;
+
+/**
+ * A symbol as a person reads it, for comparing: compatibility forms folded (full-width letters),
+ * invisible and space characters dropped, upper case. A route could otherwise show "USDC" and
+ * escape every rule about USDC.
+ */
+export function symbolKey(symbol: string): string {
+  // Plain symbols (nearly all) skip the Unicode work: the verifier reads four per batch.
+  if (PLAIN.test(symbol)) return symbol.toUpperCase();
+  return symbol.normalize('NFKC').replace(INVISIBLE, '').toUpperCase();
+}
+const PLAIN = /^[A-Za-z0-9.]*$/;
+
 /** The table with a partner's tokens; an entry for an address the table lists replaces it. */
 export function tokenIndex(extra?: readonly KnownToken[]): TokenIndex {
   if (!extra && defaultTokens) return defaultTokens;
@@ -327,16 +343,19 @@ export function tokenIndex(extra?: readonly KnownToken[]): TokenIndex {
   for (const token of [...WELL_KNOWN_TOKENS, ...(extra ?? [])])
     byAddress.set(`${token.chainId}:${token.address.toLowerCase()}`, token);
   const bySymbol = new Map<string, Set<string>>();
+  const symbols = new Set<string>();
   for (const [key, token] of byAddress) {
     const address = key.slice(key.indexOf(':') + 1);
     for (const symbol of [token.symbol, ...(token.also ?? [])]) {
-      const symbolKey = `${token.chainId}:${symbol.toUpperCase()}`;
-      let addresses = bySymbol.get(symbolKey);
-      if (!addresses) bySymbol.set(symbolKey, (addresses = new Set()));
+      const name = symbolKey(symbol);
+      symbols.add(name);
+      const key = `${token.chainId}:${name}`;
+      let addresses = bySymbol.get(key);
+      if (!addresses) bySymbol.set(key, (addresses = new Set()));
       addresses.add(address);
     }
   }
-  const index = { byAddress, bySymbol };
+  const index = { byAddress, bySymbol, symbols };
   if (!extra) defaultTokens = index;
   return index;
 }

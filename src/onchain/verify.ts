@@ -22,7 +22,7 @@ import {
   wordUint,
 } from './hex.js';
 import { keccak256Hex } from './keccak.js';
-import { bridgeIndex, type KnownToken, type TokenIndex, tokenIndex } from './tables.js';
+import { bridgeIndex, type KnownToken, symbolKey, type TokenIndex, tokenIndex } from './tables.js';
 import {
   entryPointVersion,
   type GasFields,
@@ -72,7 +72,8 @@ export interface VerifyBridgeBatchOptions {
   /**
    * Across SpokePools by chain id, for chains the built-in table (`ACROSS_SPOKE_POOLS`) lacks or
    * where the partner knows better: a chain named here gets exactly these addresses; the others
-   * keep the table's. `targets.bridge` must be a SpokePool of the source chain.
+   * keep the table's. `targets.bridge` must be a SpokePool of the source chain, and the destination
+   * must be a chain with a SpokePool (another chain than the source).
    * @example { bridges: { 8453: '0x09aea4b2242abC8bb4BB78D537A67a245A7bEC64', 31337: ['0x…'] } }
    */
   bridges?: Readonly<Record<number, string | readonly string[]>>;
@@ -158,6 +159,7 @@ const ZERO_WORD = '0'.repeat(64);
 const MAX_UINT32 = 0xffffffffn;
 /** Before 2001-09-09 in milliseconds, or any time at all in seconds: never a real `now`. */
 const MIN_NOW_MS = 1e12;
+const MAX_DATE_MS = 8.64e15;
 /**
  * Gas ceilings far above anything a bridge batch needs (approve, deposit and transfer take a few
  * hundred thousand gas) but low enough that no operation can name an unbounded prefund: each
@@ -169,6 +171,12 @@ export const GAS_CEILINGS = Object.freeze({
   gasLimit: 15_000_000n,
   preVerificationGas: 50_000_000n,
   maxFeePerGas: 25_000n * 10n ** 9n,
+  /**
+   * What an unsponsored operation may make the wallet prefund in wei (all limits × maxFeePerGas):
+   * one native unit, a thousand times an ordinary batch at 1,000 gwei. The ceilings above, each
+   * sane alone, multiply to 2,000 ETH, and preVerificationGas is charged whether used or not.
+   */
+  walletPrefund: 10n ** 18n,
 });
 /**
  * The fill window a deposit must leave: its fill deadline at least this long after the quote
@@ -176,6 +184,14 @@ export const GAS_CEILINGS = Object.freeze({
  * Across sets deadlines hours out (TV-1: 6 h) and exclusivity of seconds.
  */
 const FILL_MARGIN_SEC = 600n;
+/**
+ * The SpokePool takes a deposit until its quote timestamp is this old (`depositQuoteTimeBuffer`,
+ * deployed as one hour): whoever holds the signed operation can land it that late, whatever the
+ * quote's expiry says.
+ */
+const QUOTE_TIME_BUFFER_SEC = 3600n;
+/** How far ahead of `now` a quote timestamp may be: the partner's clock may lag the chain's. */
+const CLOCK_SKEW_SEC = 300n;
 /** Limits move with relayer liquidity after the route was read: this much room either way. */
 const LIMITS_ROOM_DIVISOR = 4n;
 const MAX_DECIMALS = 77;
@@ -363,7 +379,8 @@ export function verifyBridgeBatch(
     ]);
   }
   let asked: bigint | undefined;
-  if (!Number.isFinite(nowMs))
+  // Beyond ±8.64e15 ms a Date is invalid, and writing the time into an issue would throw.
+  if (!Number.isFinite(nowMs) || Math.abs(nowMs) > MAX_DATE_MS)
     throw new ArgumentError('verifyBridgeBatch', [{ path: 'now', message: 'must be a valid date' }]);
   if (nowMs < MIN_NOW_MS) {
     throw new ArgumentError('verifyBridgeBatch', [
@@ -435,8 +452,36 @@ export function verifyBridgeBatch(
       targets.bridge,
     );
   }
+  // A deposit no relayer fills still pays the gas fee, and its refund takes hours.
+  if (route.to.chainId === route.from.chainId) {
+    fail(
+      'route.destinationChain',
+      'the route goes to its own source chain',
+      'another chain',
+      route.to.chainId,
+    );
+  } else if (route.to.chainId !== 0 && !options.bridges.has(route.to.chainId)) {
+    fail(
+      'route.destinationChain',
+      `no Across SpokePool is known for chain ${route.to.chainId}, so no relayer fills there: name it in the bridges option`,
+      'a chain with an Across SpokePool',
+      route.to.chainId,
+    );
+  }
   const sourceToken = checkToken(fail, 'source', route.from, options.tokens);
   const destinationToken = checkToken(fail, 'destination', route.to, options.tokens);
+  // The quote is checked one for one (output = amount less fee): across two assets that prices
+  // 1 WETH at 1 USDC, and Across repays the relayer in the input token whatever it delivered.
+  const sourceNames = assetNames(route.from, sourceToken);
+  const destinationNames = assetNames(route.to, destinationToken);
+  if (!sourceNames.some((name) => destinationNames.includes(name))) {
+    fail(
+      'route.asset',
+      'the route delivers another token than it takes, but the quote is checked one for one',
+      sourceNames.join(' or '),
+      destinationNames.join(' or '),
+    );
+  }
 
   const amountInRaw = BigInt(quote.amountInRaw);
   const amountOutRaw = BigInt(quote.amountOutRaw);
@@ -551,7 +596,9 @@ export function verifyBridgeBatch(
     fail(
       'quote.expiry',
       `the quote expires in less than ${margin} ms`,
-      `after ${new Date(nowMs + margin).toISOString()}`,
+      nowMs + margin <= MAX_DATE_MS
+        ? `after ${new Date(nowMs + margin).toISOString()}`
+        : `${margin} ms from now`,
       quote.expiresAt,
     );
   }
@@ -650,7 +697,7 @@ export function verifyBridgeBatch(
         zero ? `0x${'0'.repeat(40)}` : 'none',
       );
     }
-    checkGas(fail, packed.op.gas);
+    checkGas(fail, packed.op.gas, paymaster !== null);
     callDataHash = keccak256Hex(packed.op.callData);
     if (version) {
       const hash = userOperationHash(packed.op, {
@@ -826,7 +873,19 @@ function checkToken(
       side.decimals,
     );
   }
-  const listed = tokens.bySymbol.get(`${side.chainId}:${side.symbol.trim().toUpperCase()}`);
+  const symbol = symbolKey(side.symbol);
+  const listed = tokens.bySymbol.get(`${side.chainId}:${symbol}`);
+  // What arrives is the user's whole value: a well-known asset the table cannot place on the
+  // destination chain is whatever token the service names, that its relayer delivers and is
+  // repaid for in the real input token.
+  if (!known && !listed && name === 'destination' && tokens.symbols.has(symbol)) {
+    fail(
+      'route.tokenAddress',
+      `the destination token is called ${side.symbol}, which the table lists on other chains but not on chain ${side.chainId}: name it in the tokens option`,
+      `a ${side.symbol} address the table or the tokens option lists on chain ${side.chainId}`,
+      side.contractAddress,
+    );
+  }
   if (listed && !listed.has(address)) {
     fail(
       'route.tokenAddress',
@@ -838,8 +897,14 @@ function checkToken(
   return known;
 }
 
+/** The names a side's token goes by: the table's symbol and aliases when it lists it, else the route's. */
+function assetNames(side: TokenSide, known: KnownToken | undefined): string[] {
+  const names = known ? [known.symbol, ...(known.also ?? [])] : [side.symbol];
+  return names.map(symbolKey);
+}
+
 /** Gas limits and fees within `GAS_CEILINGS`, whoever pays: no operation may name an unbounded prefund. */
-function checkGas(fail: Fail, gas: GasFields): void {
+function checkGas(fail: Fail, gas: GasFields, sponsored: boolean): void {
   const bounds: [check: string, name: keyof GasFields, ceiling: bigint, what: string][] = [
     ['userOp.gasLimits', 'verificationGasLimit', GAS_CEILINGS.gasLimit, 'the ceiling'],
     ['userOp.gasLimits', 'callGasLimit', GAS_CEILINGS.gasLimit, 'the ceiling'],
@@ -851,6 +916,22 @@ function checkGas(fail: Fail, gas: GasFields): void {
   ];
   for (const [check, name, ceiling, what] of bounds) {
     if (gas[name] > ceiling) fail(check, `${name} is above ${what}`, `at most ${ceiling}`, gas[name]);
+  }
+  if (sponsored) return;
+  const prefund =
+    (gas.verificationGasLimit +
+      gas.callGasLimit +
+      gas.paymasterVerificationGasLimit +
+      gas.paymasterPostOpGasLimit +
+      gas.preVerificationGas) *
+    gas.maxFeePerGas;
+  if (prefund > GAS_CEILINGS.walletPrefund) {
+    fail(
+      'userOp.prefund',
+      'without a paymaster the wallet would prefund more native token than the ceiling (limits × maxFeePerGas)',
+      `at most ${GAS_CEILINGS.walletPrefund} wei`,
+      `${prefund} wei`,
+    );
   }
 }
 
@@ -995,21 +1076,40 @@ function checkDeposit(
   }
   if (fillDeadline <= context.nowSec)
     fail('deposit.fillDeadline', 'the fill deadline has passed', `after ${context.nowSec}`, fillDeadline);
+  // The SpokePool takes no deposit before its quote timestamp: one in the future holds the signed
+  // operation back until then, however long the quote claims to last.
+  const pricedBy =
+    context.nowSec + CLOCK_SKEW_SEC < context.expiresAtSec
+      ? context.nowSec + CLOCK_SKEW_SEC
+      : context.expiresAtSec;
+  if (quoteTimestamp > pricedBy) {
+    fail(
+      'deposit.quoteTimestamp',
+      `the quote timestamp is in the future (more than ${CLOCK_SKEW_SEC} s, or after the quote expires): the deposit could not land before`,
+      `at most ${pricedBy}`,
+      quoteTimestamp,
+    );
+  }
+  // The quote's expiry binds only an honest service: the SpokePool takes the deposit until the
+  // quote timestamp is an hour old, so the fill window is counted from the latest it can land.
+  const latestDeposit =
+    quoteTimestamp + QUOTE_TIME_BUFFER_SEC > context.expiresAtSec
+      ? quoteTimestamp + QUOTE_TIME_BUFFER_SEC
+      : context.expiresAtSec;
   // A deposit nobody may fill still costs the gas fee, and the funds wait hours for a refund.
-  const fillFrom = context.expiresAtSec + FILL_MARGIN_SEC;
+  const fillFrom = latestDeposit + FILL_MARGIN_SEC;
   if (fillDeadline < fillFrom) {
     fail(
       'deposit.fillDeadline',
-      `the fill deadline leaves less than ${FILL_MARGIN_SEC} s to fill after the quote expires`,
+      `the fill deadline leaves less than ${FILL_MARGIN_SEC} s to fill after the latest the deposit can land (the quote's expiry, or its timestamp plus ${QUOTE_TIME_BUFFER_SEC} s)`,
       `at least ${fillFrom}`,
       fillDeadline,
     );
   }
   if (exclusivity !== 0n && word(7) !== ZERO_WORD) {
-    // Across reads a small parameter as an offset from the deposit time (at the latest the
-    // quote's expiry), a large one as a timestamp.
+    // Across reads a small parameter as an offset from the deposit time, a large one as a timestamp.
     const exclusiveUntil =
-      exclusivity <= MAX_EXCLUSIVITY_PERIOD_SEC ? context.expiresAtSec + exclusivity : exclusivity;
+      exclusivity <= MAX_EXCLUSIVITY_PERIOD_SEC ? latestDeposit + exclusivity : exclusivity;
     if (exclusiveUntil + FILL_MARGIN_SEC > fillDeadline) {
       fail(
         'deposit.exclusivity',

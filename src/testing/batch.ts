@@ -114,7 +114,7 @@ function encodeCalls(calls: readonly { target: Address; value: string | bigint |
  * @example
  * const bundle = buildBridgeBundle({
  *   route, wallet, amountInRaw: 25_500_000n, amountOutRaw: 25_474_500_000_000_000_000n, gasFeeRaw: 120_000n,
- *   quoteTimestamp: now, fillDeadline: now + 3600, authorizationNonce: 0,
+ *   quoteTimestamp: now, fillDeadline: now + 3 * 3600 + 900, authorizationNonce: 0,
  * });
  */
 export function buildBridgeBundle(input: BuildBridgeBundleParams): BridgeBundle {

@@ -83,7 +83,8 @@ export function freshConstruct(
     amountOutRaw: BigInt(q.amountOutRaw),
     gasFeeRaw: 120_000n,
     quoteTimestamp: now,
-    fillDeadline: now + 3600,
+    // As the simulator and Across do: hours after the latest moment the SpokePool takes the deposit.
+    fillDeadline: now + 3 * 3600 + 900,
     authorizationNonce: 0,
   });
   const construct = { transferId: 'tr_1', intentId: 'int_1', bundle, quote: q };
@@ -190,4 +191,15 @@ export function packedForm(userOp: Record<string, unknown>): Record<string, unkn
       : '0x',
     signature: '0x',
   };
+}
+
+/** Takes the paymaster out of an RPC-form user operation: the wallet then pays its own gas. */
+export function unsponsor(userOp: Record<string, unknown>): void {
+  for (const key of [
+    'paymaster',
+    'paymasterData',
+    'paymasterVerificationGasLimit',
+    'paymasterPostOpGasLimit',
+  ])
+    delete userOp[key];
 }
