@@ -5,7 +5,7 @@ import { byteCount, durationMs, parseArgs, readArgs, withMethods } from '../core
 import { CallbackParseError } from '../errors/bridge-errors.js';
 import { CallbackTimeoutError, type CallbackTimeoutStage } from '../errors/callback-errors.js';
 import { stateRank } from '../flows/wait.js';
-import { readText } from '../http/abort.js';
+import { readText } from '../http/body.js';
 import { type BridgeTransfer, FINAL_STATES } from '../schemas/bridge.js';
 import { type BridgeCallbackKind, type ParsedCallback, parseBridgeCallback } from './parse.js';
 import { type CallbackStore, MemoryCallbackStore } from './store.js';

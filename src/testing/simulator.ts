@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { CALLBACK_KINDS } from '../callbacks/parse.js';
 import { fromRawAmount, toRawAmount } from '../core/amounts.js';
 import { parseArgs, readArgs } from '../core/args.js';
+import { readWholeBody, readWholeText } from '../http/body.js';
 import { DEFAULT_DELEGATES } from '../onchain/constants.js';
 import { sameAddress } from '../onchain/hex.js';
 import type {
@@ -487,7 +488,8 @@ export class PartnerSimulator {
     const body =
       request.method === 'GET' || request.method === 'HEAD'
         ? ''
-        : await request.text().catch((error: unknown) =>
+        : // A used body is refused as fetch refuses it.
+          await (request.bodyUsed ? request.text() : readWholeText(request)).catch((error: unknown) =>
             readArgs(where, () => {
               throw error;
             }),
@@ -537,8 +539,7 @@ export class PartnerSimulator {
 
   async #serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
-      const chunks: Buffer[] = [];
-      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const bytes = await readWholeBody(req);
       const headers = new Headers();
       for (const [key, value] of Object.entries(req.headers))
         if (typeof value === 'string') headers.set(key, value);
@@ -546,7 +547,7 @@ export class PartnerSimulator {
       const response = await this.fetch(`http://127.0.0.1${req.url ?? '/'}`, {
         method,
         headers,
-        ...(method === 'GET' || method === 'HEAD' ? {} : { body: Buffer.concat(chunks) }),
+        ...(method === 'GET' || method === 'HEAD' ? {} : { body: bytes }),
       });
       res.writeHead(response.status, Object.fromEntries(response.headers));
       res.end(Buffer.from(await response.arrayBuffer()));
