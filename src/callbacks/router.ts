@@ -1,27 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { EventEmitter } from 'eventemitter3';
 import { z } from 'zod';
-import { byteCount, durationMs, parseArgs, readArgs, withMethods } from '../core/args.js';
-import { CallbackParseError } from '../errors/bridge-errors.js';
+import { byteCount, checkListener, durationMs, parseArgs, withMethods } from '../core/args.js';
 import { CallbackTimeoutError, type CallbackTimeoutStage } from '../errors/callback-errors.js';
 import { stateRank } from '../flows/wait.js';
-import { readText } from '../http/abort.js';
 import { type BridgeTransfer, FINAL_STATES } from '../schemas/bridge.js';
-import { type BridgeCallbackKind, type ParsedCallback, parseBridgeCallback } from './parse.js';
+import { type CallbackRequest, createDeliveryHandler, webHandler } from './handler.js';
+import { nodeListener } from './node.js';
+import {
+  type BridgeCallbackKind,
+  CALLBACK_KINDS,
+  type ParsedCallback,
+  parseBridgeCallback,
+} from './parse.js';
 import { type CallbackStore, MemoryCallbackStore } from './store.js';
 
-/** What `authenticate` is shown of a delivery: enough for a shared header, an IP allowlist or an HMAC. */
-export interface CallbackRequest {
-  method: string;
-  url: string;
-  headers: Headers;
-  /** The raw body as text. */
-  body: string;
-  /** The peer address, when the handler knows it (node:http). */
-  remoteAddress: string | undefined;
-  /** The original request object (`Request` or `IncomingMessage`), for mTLS details and the like. */
-  raw: unknown;
-}
+export type { CallbackRequest } from './handler.js';
 
 /** Why a callback was not dispatched. */
 export type IgnoredReason = 'duplicate' | 'stale' | 'unexpected_state';
@@ -113,8 +106,14 @@ export type DispatchOutcome =
 const MIB = 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 10_000;
 
-class BodyTooLarge extends Error {}
-class BodyTimedOut extends Error {}
+/** The names `on`, `once` and `off` take: a typo would otherwise never fire. */
+const ROUTER_EVENTS: readonly (keyof CallbackRouterEvents)[] = [
+  ...CALLBACK_KINDS,
+  'transfer',
+  'unknown',
+  'ignored',
+  'error',
+];
 
 const routerOptionsSchema = z.looseObject({
   store: withMethods<CallbackStore>(['get', 'set'], 'must have get and set methods').optional(),
@@ -133,6 +132,14 @@ interface Run {
   live: boolean;
 }
 
+/** One subscription; `once` ones are dropped as they are called. */
+interface Subscription {
+  listener: (...args: never[]) => unknown;
+  once: boolean;
+}
+
+const NONE: readonly Subscription[] = [];
+
 /**
  * Routes bridge callbacks to typed listeners, once each and never backwards for one transfer.
  * Mount `fetchHandler` (Hono, Bun, Deno, workers) or `nodeHandler` (node:http, Express).
@@ -143,7 +150,7 @@ interface Run {
  * router.on('bridge_transfer_refunded', (transfer) => notifyRefund(transfer));
  * http.createServer(router.nodeHandler).listen(8080);
  */
-export class CallbackRouter extends EventEmitter<CallbackRouterEvents> {
+export class CallbackRouter {
   readonly #store: CallbackStore;
   readonly #authenticate: Exclude<CallbackRouterOptions['authenticate'], 'none'> | undefined;
   readonly #maxBodyBytes: number;
@@ -152,9 +159,13 @@ export class CallbackRouter extends EventEmitter<CallbackRouterEvents> {
   readonly #bodyTimeoutMs: number;
   /** Deliveries for one transfer are handled one after another, so the order check sees each. */
   readonly #queues = new Map<string, Promise<unknown>>();
+  /**
+   * The emitter is private, so nothing reaches a listener around the dedupe. Each list is replaced,
+   * never changed in place, so a delivery walks the listeners as they were when it began.
+   */
+  readonly #subscriptions = new Map<keyof CallbackRouterEvents, readonly Subscription[]>();
 
   constructor(options: CallbackRouterOptions) {
-    super();
     const checked = parseArgs(routerOptionsSchema, options ?? {}, 'createCallbackRouter');
     this.#store = checked.store ?? new MemoryCallbackStore();
     this.#authenticate = checked.authenticate === 'none' ? undefined : checked.authenticate;
@@ -162,6 +173,78 @@ export class CallbackRouter extends EventEmitter<CallbackRouterEvents> {
     this.#strict = checked.strict ?? false;
     this.#timeoutMs = checked.listenerTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#bodyTimeoutMs = checked.bodyTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const handle = createDeliveryHandler({
+      maxBodyBytes: this.#maxBodyBytes,
+      bodyTimeoutMs: this.#bodyTimeoutMs,
+      authenticate: this.#authenticate,
+      bounded: (work) => this.#bounded('authenticate', undefined, undefined, work),
+      dispatch: (body) => this.dispatch(body),
+      reportError: (error) => this.#reportError(error),
+    });
+    const withHeaders = this.#authenticate !== undefined;
+    this.fetchHandler = webHandler(handle, withHeaders);
+    this.nodeHandler = nodeListener(handle, {
+      withHeaders,
+      onWriteError: (error) => this.#reportError(error),
+    });
+  }
+
+  /**
+   * Adds a listener for one event: a callback kind, `transfer`, `unknown`, `ignored` or `error`.
+   *
+   * @throws ArgumentError for an unknown event name or a listener that is not a function.
+   * @example
+   * router.on('bridge_transfer_delivered', (transfer) => credit(transfer.userId, transfer.destination.amount));
+   */
+  on<E extends keyof CallbackRouterEvents>(event: E, listener: CallbackRouterEvents[E]): this {
+    checkListener('CallbackRouter.on', ROUTER_EVENTS, event, listener);
+    this.#subscribe(event, { listener, once: false });
+    return this;
+  }
+
+  /**
+   * Like `on`, for the next time the event fires only.
+   *
+   * @example
+   * router.once('bridge_transfer_delivered', (transfer) => console.log('first delivery', transfer.transferId));
+   */
+  once<E extends keyof CallbackRouterEvents>(event: E, listener: CallbackRouterEvents[E]): this {
+    checkListener('CallbackRouter.once', ROUTER_EVENTS, event, listener);
+    this.#subscribe(event, { listener, once: true });
+    return this;
+  }
+
+  /**
+   * Removes a listener added with `on` or `once` (every time it was added).
+   *
+   * @example
+   * router.off('transfer', onTransfer);
+   */
+  off<E extends keyof CallbackRouterEvents>(event: E, listener: CallbackRouterEvents[E]): this {
+    checkListener('CallbackRouter.off', ROUTER_EVENTS, event, listener);
+    this.#unsubscribe(event, (subscription) => subscription.listener === listener);
+    return this;
+  }
+
+  #subscribe(event: keyof CallbackRouterEvents, subscription: Subscription): void {
+    this.#subscriptions.set(event, [...(this.#subscriptions.get(event) ?? []), subscription]);
+  }
+
+  #unsubscribe(event: keyof CallbackRouterEvents, match: (subscription: Subscription) => boolean): void {
+    const list = this.#subscriptions.get(event);
+    if (!list) return;
+    const kept = list.filter((subscription) => !match(subscription));
+    if (kept.length > 0) this.#subscriptions.set(event, kept);
+    else this.#subscriptions.delete(event);
+  }
+
+  /** Whether a listener in a walked list is to be called: a `once` one only by the first walk. */
+  #claim(event: keyof CallbackRouterEvents, subscription: Subscription): boolean {
+    if (!subscription.once) return true;
+    // Two deliveries may walk the same list at once: only the first one calls it.
+    if (!this.#subscriptions.get(event)?.includes(subscription)) return false;
+    this.#unsubscribe(event, (other) => other === subscription);
+    return true;
   }
 
   /**
@@ -266,10 +349,11 @@ export class CallbackRouter extends EventEmitter<CallbackRouterEvents> {
     event: E,
     ...args: Parameters<CallbackRouterEvents[E]>
   ): Promise<void> {
-    for (const listener of this.listeners(event) as ((...a: unknown[]) => unknown)[]) {
+    for (const subscription of this.#subscriptions.get(event) ?? NONE) {
       if (!run.live) return;
+      if (!this.#claim(event, subscription)) continue;
       try {
-        await listener(...args);
+        await (subscription.listener as (...a: unknown[]) => unknown)(...args);
       } catch (error) {
         if (run.live) this.#reportError(error);
       }
@@ -277,54 +361,13 @@ export class CallbackRouter extends EventEmitter<CallbackRouterEvents> {
   }
 
   #reportError(error: unknown): void {
-    for (const onError of this.listeners('error')) {
+    for (const subscription of this.#subscriptions.get('error') ?? NONE) {
+      if (!this.#claim('error', subscription)) continue;
       try {
-        onError(error);
+        (subscription.listener as (error: unknown) => void)(error);
       } catch {
         // An error listener that throws has nobody left to tell.
       }
-    }
-  }
-
-  async #handle(
-    request: Omit<CallbackRequest, 'body'>,
-    readBody: () => Promise<string>,
-  ): Promise<{ status: number; body: unknown }> {
-    if (request.method !== 'POST') return { status: 405, body: { error: 'method_not_allowed' } };
-    const length = Number(request.headers.get('content-length') ?? Number.NaN);
-    if (length > this.#maxBodyBytes) return { status: 413, body: { error: 'payload_too_large' } };
-    let body: string;
-    try {
-      body = await readBody();
-    } catch (error) {
-      if (error instanceof BodyTooLarge) return { status: 413, body: { error: 'payload_too_large' } };
-      if (error instanceof BodyTimedOut) return { status: 408, body: { error: 'request_timeout' } };
-      return { status: 400, body: { error: 'unreadable_body' } };
-    }
-    const authenticate = this.#authenticate;
-    if (authenticate) {
-      let allowed = false;
-      try {
-        allowed = await this.#bounded('authenticate', undefined, undefined, () =>
-          authenticate({ ...request, body }),
-        );
-      } catch (error) {
-        if (error instanceof CallbackTimeoutError) return unavailable;
-        allowed = false;
-      }
-      if (allowed !== true) return { status: 401, body: { error: 'unauthenticated' } };
-    }
-    try {
-      const outcome = await this.dispatch(body);
-      return { status: 200, body: { received: true, outcome: outcome.outcome } };
-    } catch (error) {
-      if (error instanceof CallbackParseError)
-        return { status: 400, body: { error: 'invalid_body', message: error.message } };
-      // Already reported when it happened.
-      if (error instanceof CallbackTimeoutError) return unavailable;
-      // The store failed: nothing was recorded, so a 5xx makes the service deliver it again.
-      this.#reportError(error);
-      return { status: 500, body: { error: 'internal_error' } };
     }
   }
 
@@ -335,135 +378,18 @@ export class CallbackRouter extends EventEmitter<CallbackRouterEvents> {
    * app.post('/callbacks', (c) => router.fetchHandler(c.req.raw));   // Hono
    * Bun.serve({ fetch: router.fetchHandler });
    */
-  readonly fetchHandler = async (request: Request): Promise<Response> => {
-    const described = readArgs('CallbackRouter.fetchHandler', () => ({
-      method: request.method,
-      url: request.url,
-      headers: new Headers(request.headers),
-      remoteAddress: undefined,
-      raw: request,
-    }));
-    const result = await this.#handle(described, () => this.#readWebBody(request));
-    return new Response(JSON.stringify(result.body), {
-      status: result.status,
-      headers: { 'content-type': 'application/json', ...(result.status === 405 ? { allow: 'POST' } : {}) },
-    });
-  };
-
-  async #readWebBody(request: Request): Promise<string> {
-    const text = await readText(request, this.#bodyTimeoutMs, this.#maxBodyBytes, undefined, {
-      timedOut: () => new BodyTimedOut(),
-      aborted: () => new BodyTimedOut(),
-      broken: (cause) => cause,
-    });
-    if (text === undefined) throw new BodyTooLarge();
-    return text;
-  }
+  readonly fetchHandler: (request: Request) => Promise<Response>;
 
   /**
-   * A node:http / Express handler. With Express, a body already read by `express.raw()`,
-   * `express.text()` or `express.json()` is used as it is.
+   * A node:http / Express handler: the same handler as `fetchHandler`, adapted. With Express, a
+   * body already read by `express.raw()`, `express.text()` or `express.json()` is used as it is.
    *
    * @example
    * http.createServer(router.nodeHandler).listen(8080);
    * app.post('/callbacks', express.raw({ type: '*\/*' }), router.nodeHandler);
    */
-  readonly nodeHandler = (req: IncomingMessage & { body?: unknown }, res: ServerResponse): void => {
-    const request = readArgs('CallbackRouter.nodeHandler', () => {
-      const headers = new Headers();
-      for (const [key, value] of Object.entries(req.headers)) {
-        if (typeof value === 'string') headers.set(key, value);
-        else if (Array.isArray(value)) headers.set(key, value.join(', '));
-      }
-      return {
-        method: req.method ?? 'GET',
-        url: req.url ?? '/',
-        headers,
-        remoteAddress: req.socket?.remoteAddress,
-        raw: req,
-      };
-    });
-    const send = (status: number, body: unknown) => {
-      try {
-        answer(status, body);
-      } catch (error) {
-        // A response object that cannot be written has nobody to answer; the partner still hears of it.
-        this.#reportError(error);
-      }
-    };
-    const answer = (status: number, body: unknown) => {
-      if (res.headersSent) return;
-      // The rest of an oversized or stalled body is not read: close rather than leave it half consumed.
-      const cut = (status === 413 || status === 408) && !req.readableEnded;
-      if (cut) res.once('finish', () => req.destroy());
-      res.writeHead(status, {
-        'content-type': 'application/json',
-        ...(status === 405 ? { allow: 'POST' } : {}),
-        ...(cut ? { connection: 'close' } : {}),
-      });
-      res.end(JSON.stringify(body));
-    };
-    this.#handle(request, () => readNodeBody(req, this.#maxBodyBytes, this.#bodyTimeoutMs)).then(
-      (result) => send(result.status, result.body),
-      () => send(500, { error: 'internal_error' }),
-    );
-  };
+  readonly nodeHandler: (req: IncomingMessage & { body?: unknown }, res: ServerResponse) => void;
 }
-
-function readNodeBody(req: IncomingMessage & { body?: unknown }, max: number, ms: number): Promise<string> {
-  const given = req.body;
-  if (
-    given !== undefined &&
-    given !== null &&
-    !(typeof given === 'object' && Object.keys(given).length === 0 && !(given instanceof Uint8Array))
-  ) {
-    const text =
-      typeof given === 'string'
-        ? given
-        : given instanceof Uint8Array
-          ? new TextDecoder().decode(given)
-          : JSON.stringify(given);
-    if (new TextEncoder().encode(text).byteLength > max) return Promise.reject(new BodyTooLarge());
-    return Promise.resolve(text);
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    let done = false;
-    // The server's own requestTimeout may be 0 (none): a body dripping a byte at a time is cut here.
-    const timer = setTimeout(() => finish(() => reject(new BodyTimedOut())), ms);
-    const finish = (settle: () => void) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      settle();
-    };
-    req.on('data', (chunk: Buffer) => {
-      if (done) return;
-      size += chunk.byteLength;
-      if (size > max) {
-        finish(() => reject(new BodyTooLarge()));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => finish(() => resolve(concatText(chunks, size))));
-    req.on('error', (error) => finish(() => reject(error)));
-    req.on('close', () => finish(() => reject(new Error('the request closed before its body ended'))));
-  });
-}
-
-function concatText(chunks: Uint8Array[], size: number): string {
-  const all = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(all);
-}
-
-const unavailable = { status: 503, body: { error: 'callback_timeout' } } as const;
 
 /**
  * Creates a callback router. `authenticate` is required: a check of each delivery, or `'none'`.

@@ -14,7 +14,8 @@ import {
 } from '../errors/client-errors.js';
 import { apiErrorFromResponse } from '../errors/from-response.js';
 import { type Redact, redactor, safeCause } from '../errors/redact.js';
-import { readText, within } from './abort.js';
+import { within } from './abort.js';
+import { readText } from './body.js';
 import { type RetryPolicy, withRetries } from './retry.js';
 
 /** An HTTP answer, read in full within the attempt's time. */

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { readArgs } from '../../core/args.js';
+import { readWholeBody, readWholeText } from '../../http/body.js';
 import { failure, HttpFailure } from './envelope.js';
 
 /*
@@ -40,7 +41,8 @@ export function simulatorFetch(mounts: readonly Mount[]): FetchFunction {
     const body =
       request.method === 'GET' || request.method === 'HEAD'
         ? ''
-        : await request.text().catch((error: unknown) =>
+        : // A used body is refused as fetch refuses it.
+          await (request.bodyUsed ? request.text() : readWholeText(request)).catch((error: unknown) =>
             readArgs(where, () => {
               throw error;
             }),
@@ -86,8 +88,7 @@ export async function listenOn(
 
 async function serve(fetch: FetchFunction, req: IncomingMessage, res: ServerResponse): Promise<void> {
   try {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const bytes = await readWholeBody(req);
     const headers = new Headers();
     for (const [key, value] of Object.entries(req.headers))
       if (typeof value === 'string') headers.set(key, value);
@@ -95,7 +96,7 @@ async function serve(fetch: FetchFunction, req: IncomingMessage, res: ServerResp
     const response = await fetch(`http://127.0.0.1${req.url ?? '/'}`, {
       method,
       headers,
-      ...(method === 'GET' || method === 'HEAD' ? {} : { body: Buffer.concat(chunks) }),
+      ...(method === 'GET' || method === 'HEAD' ? {} : { body: bytes }),
     });
     res.writeHead(response.status, Object.fromEntries(response.headers));
     res.end(Buffer.from(await response.arrayBuffer()));

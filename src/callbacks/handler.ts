@@ -1,0 +1,167 @@
+import { readArgs } from '../core/args.js';
+import { CallbackParseError } from '../errors/bridge-errors.js';
+import { CallbackTimeoutError } from '../errors/callback-errors.js';
+import { type BodyErrors, type BodyLimits, decodeText, readBytes } from '../http/body.js';
+import type { DispatchOutcome } from './router.js';
+
+/**
+ * The callback endpoint, written once on web `Request`/`Response` semantics: `fetchHandler` is it
+ * as it is, and node.ts adapts node:http to it (as Hono's `getRequestListener` does), so the two
+ * handlers cannot answer differently.
+ */
+
+/** What `authenticate` is shown of a delivery: enough for a shared header, an IP allowlist or an HMAC. */
+export interface CallbackRequest {
+  method: string;
+  url: string;
+  headers: Headers;
+  /** The raw body as text. */
+  body: string;
+  /** The peer address, when the handler knows it (node:http). */
+  remoteAddress: string | undefined;
+  /** The original request object (`Request` or `IncomingMessage`), for mTLS details and the like. */
+  raw: unknown;
+}
+
+/**
+ * One delivery as the handler reads it. An adapter reads the request's fields up front (inside
+ * `readArgs`, so a request whose reads throw is an ArgumentError) and leaves the costly parts
+ * lazy: the body until the method and length passed, the `Headers` until an `authenticate` hook
+ * asks for them.
+ */
+export interface Delivery {
+  method: string;
+  /** The declared content-length; NaN when there is none. */
+  declaredBytes: number;
+  /** The body within `limits`, or `undefined` past `limits.maxBytes`. */
+  read(limits: BodyLimits, errors: BodyErrors): Promise<string | undefined>;
+  /** What `authenticate` is shown. */
+  describe(body: string): CallbackRequest;
+}
+
+/** The handler's answer, which each adapter writes its own way: a `Response` in all but name. */
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
+/** What the handler needs of the router: its bounds, its check and its dispatch. */
+export interface HandlerContext {
+  maxBodyBytes: number;
+  bodyTimeoutMs: number;
+  authenticate: ((request: CallbackRequest) => boolean | Promise<boolean>) | undefined;
+  /** Runs the `authenticate` check within `listenerTimeoutMs`. */
+  bounded: <T>(work: () => T | Promise<T>) => Promise<T>;
+  dispatch: (body: string) => Promise<DispatchOutcome>;
+  reportError: (error: unknown) => void;
+}
+
+export type DeliveryHandler = (delivery: Delivery) => Promise<Answer>;
+
+class BodyTimedOut extends Error {}
+
+const BODY_ERRORS: BodyErrors = {
+  timedOut: () => new BodyTimedOut(),
+  aborted: () => new BodyTimedOut(),
+  broken: (cause) => cause,
+};
+
+const methodNotAllowed: Answer = { status: 405, body: { error: 'method_not_allowed' } };
+const tooLarge: Answer = { status: 413, body: { error: 'payload_too_large' } };
+const requestTimeout: Answer = { status: 408, body: { error: 'request_timeout' } };
+const unreadable: Answer = { status: 400, body: { error: 'unreadable_body' } };
+const unauthenticated: Answer = { status: 401, body: { error: 'unauthenticated' } };
+const unavailable: Answer = { status: 503, body: { error: 'callback_timeout' } };
+/** What a node handler answers when the handler itself failed. */
+export const internalError: Answer = { status: 500, body: { error: 'internal_error' } };
+
+/**
+ * The one callback endpoint: method, size, body time, `authenticate`, then dispatch. A delivery
+ * whose state was not recorded is answered 5xx, so the service delivers it again.
+ *
+ * @example
+ * const handle = createDeliveryHandler({ maxBodyBytes, bodyTimeoutMs, authenticate, bounded, dispatch, reportError });
+ * const answer = await handle(delivery); // { status: 200, body: { received: true, outcome: 'dispatched' } }
+ */
+export function createDeliveryHandler(context: HandlerContext): DeliveryHandler {
+  const limits: BodyLimits = { maxBytes: context.maxBodyBytes, timeoutMs: context.bodyTimeoutMs };
+  const { authenticate } = context;
+  return async (delivery) => {
+    if (delivery.method !== 'POST') return methodNotAllowed;
+    if (delivery.declaredBytes > limits.maxBytes) return tooLarge;
+    let body: string | undefined;
+    try {
+      body = await delivery.read(limits, BODY_ERRORS);
+    } catch (error) {
+      return error instanceof BodyTimedOut ? requestTimeout : unreadable;
+    }
+    if (body === undefined) return tooLarge;
+    if (authenticate) {
+      const text = body;
+      let allowed = false;
+      try {
+        allowed = await context.bounded(() => authenticate(delivery.describe(text)));
+      } catch (error) {
+        if (error instanceof CallbackTimeoutError) return unavailable;
+        allowed = false;
+      }
+      if (allowed !== true) return unauthenticated;
+    }
+    try {
+      const outcome = await context.dispatch(body);
+      return { status: 200, body: { received: true, outcome: outcome.outcome } };
+    } catch (error) {
+      if (error instanceof CallbackParseError)
+        return { status: 400, body: { error: 'invalid_body', message: error.message } };
+      // Already reported when it happened.
+      if (error instanceof CallbackTimeoutError) return unavailable;
+      // The store failed: nothing was recorded, so a 5xx makes the service deliver it again.
+      context.reportError(error);
+      return internalError;
+    }
+  };
+}
+
+/** The answer's headers, the same from both adapters. */
+export function answerHeaders(status: number): Record<string, string> {
+  return status === 405
+    ? { 'content-type': 'application/json', allow: 'POST' }
+    : { 'content-type': 'application/json' };
+}
+
+/**
+ * The web adapter: a `Request` → `Response` handler. `new Headers` copies the request's headers only
+ * for an `authenticate` hook, which is shown a copy it may change.
+ *
+ * @example
+ * const fetchHandler = webHandler(handle, true);
+ * Bun.serve({ fetch: fetchHandler });
+ */
+export function webHandler(
+  handle: DeliveryHandler,
+  withHeaders: boolean,
+): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const delivery = readArgs('CallbackRouter.fetchHandler', () => webDelivery(request, withHeaders));
+    const answer = await handle(delivery);
+    return new Response(JSON.stringify(answer.body), {
+      status: answer.status,
+      headers: answerHeaders(answer.status),
+    });
+  };
+}
+
+function webDelivery(request: Request, withHeaders: boolean): Delivery {
+  const method = request.method;
+  const url = request.url;
+  const headers = withHeaders ? new Headers(request.headers) : request.headers;
+  return {
+    method,
+    declaredBytes: Number(headers.get('content-length') ?? Number.NaN),
+    read: async (limits, errors) => {
+      const bytes = await readBytes(request, limits, errors);
+      return bytes === undefined ? undefined : decodeText(bytes);
+    },
+    describe: (body) => ({ method, url, headers, body, remoteAddress: undefined, raw: request }),
+  };
+}

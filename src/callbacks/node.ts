@@ -1,0 +1,99 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { readArgs } from '../core/args.js';
+import { type BodyErrors, type BodyLimits, decodeText, readNodeBytes } from '../http/body.js';
+import { type Answer, answerHeaders, type Delivery, type DeliveryHandler, internalError } from './handler.js';
+
+/** A node:http request, with the body Express's `raw()`, `text()` or `json()` may have read already. */
+export type NodeRequest = IncomingMessage & { body?: unknown };
+
+/**
+ * Adapts the web-shaped handler to node:http, in the shape of Hono's `getRequestListener`: the
+ * request is presented without building a `Request` (nor a `Headers`, unless an `authenticate`
+ * hook asks), the body is read straight from the stream, and the answer is written directly.
+ *
+ * @example
+ * const nodeHandler = nodeListener(handle, { withHeaders: true, onWriteError: report });
+ * http.createServer(nodeHandler).listen(8080);
+ */
+export function nodeListener(
+  handle: DeliveryHandler,
+  options: { withHeaders: boolean; onWriteError: (error: unknown) => void },
+): (req: NodeRequest, res: ServerResponse) => void {
+  const { withHeaders, onWriteError } = options;
+  return (req, res) => {
+    const delivery = readArgs('CallbackRouter.nodeHandler', () => nodeDelivery(req, withHeaders));
+    const send = (answer: Answer) => {
+      try {
+        write(req, res, answer);
+      } catch (error) {
+        // A response object that cannot be written has nobody to answer; the partner still hears of it.
+        onWriteError(error);
+      }
+    };
+    handle(delivery).then(send, () => send(internalError));
+  };
+}
+
+function write(req: NodeRequest, res: ServerResponse, { status, body }: Answer): void {
+  if (res.headersSent) return;
+  // The rest of an oversized or stalled body is not read: close rather than leave it half consumed.
+  const cut = (status === 413 || status === 408) && !req.readableEnded;
+  if (cut) res.once('finish', () => req.destroy());
+  res.writeHead(status, cut ? { ...answerHeaders(status), connection: 'close' } : answerHeaders(status));
+  res.end(JSON.stringify(body));
+}
+
+/** A header's value as `Headers` would hold it: repeated values joined, anything else absent. */
+function headerValue(value: string | string[] | undefined): string | undefined {
+  if (typeof value === 'string') return value;
+  return Array.isArray(value) ? value.join(', ') : undefined;
+}
+
+function toHeaders(raw: IncomingHttpHeaders): Headers {
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(raw)) {
+    const text = headerValue(value);
+    if (text !== undefined) headers.set(key, text);
+  }
+  return headers;
+}
+
+function nodeDelivery(req: NodeRequest, withHeaders: boolean): Delivery {
+  const method = req.method ?? 'GET';
+  const url = req.url ?? '/';
+  const raw = req.headers;
+  const headers = withHeaders ? toHeaders(raw) : undefined;
+  const remoteAddress = req.socket?.remoteAddress;
+  return {
+    method,
+    declaredBytes: Number(headerValue(raw['content-length']) ?? Number.NaN),
+    read: (limits, errors) => readNodeText(req, limits, errors),
+    describe: (body) => ({ method, url, headers: headers ?? toHeaders(raw), body, remoteAddress, raw: req }),
+  };
+}
+
+const encoder = new TextEncoder();
+
+async function readNodeText(
+  req: NodeRequest,
+  limits: BodyLimits,
+  errors: BodyErrors,
+): Promise<string | undefined> {
+  const given = req.body;
+  // Express without a body parser leaves `{}`; any parser's result is used as it is.
+  if (
+    given !== undefined &&
+    given !== null &&
+    !(typeof given === 'object' && Object.keys(given).length === 0 && !(given instanceof Uint8Array))
+  ) {
+    const text =
+      typeof given === 'string'
+        ? given
+        : given instanceof Uint8Array
+          ? decodeText(given)
+          : JSON.stringify(given);
+    return encoder.encode(text).byteLength > limits.maxBytes ? undefined : text;
+  }
+  const bytes = await readNodeBytes(req, limits, errors);
+  return bytes === undefined ? undefined : decodeText(bytes);
+}

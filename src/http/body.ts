@@ -1,0 +1,225 @@
+/**
+ * The one capped body reader of the SDK: responses in the transport, deliveries in the callback
+ * handlers (web streams and node:http requests), requests in the simulator. Each source is pumped
+ * into the same bounds: a byte cap known as soon as it is passed, a deadline and an abort signal.
+ */
+
+/** What reading a body turns into errors; each builds the error to throw. */
+export interface BodyErrors {
+  timedOut: () => unknown;
+  aborted: () => unknown;
+  broken: (cause: unknown) => unknown;
+}
+
+/** The bounds of one read. */
+export interface BodyLimits {
+  /** Past this many bytes reading stops and the result is `undefined`. `Infinity` for none. */
+  maxBytes: number;
+  /** Deadline of the whole read; `Infinity` for none, 0 or less times out at once. */
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * The events a node:http request (any node Readable) emits, typed loosely so that this layer
+ * imports nothing from node and the transport stays usable where node:stream is missing.
+ */
+export interface NodeBody {
+  on(event: 'data' | 'end' | 'error' | 'close', listener: (...args: never[]) => void): unknown;
+}
+
+const decoder = new TextDecoder();
+
+/** UTF-8 text of bytes read by `readBytes` or `readNodeBytes`. */
+export function decodeText(bytes: Uint8Array): string {
+  return decoder.decode(bytes);
+}
+
+/** Chunks under a byte cap, joined once at the end. */
+class Chunks {
+  readonly #parts: Uint8Array[] = [];
+  #size = 0;
+  constructor(readonly maxBytes: number) {}
+
+  /** Adds a chunk; false once the cap is passed (the chunk is then dropped). */
+  add(chunk: Uint8Array): boolean {
+    this.#size += chunk.byteLength;
+    if (this.#size > this.maxBytes) return false;
+    this.#parts.push(chunk);
+    return true;
+  }
+
+  join(): Uint8Array {
+    if (this.#parts.length === 1) return this.#parts[0]!;
+    const all = new Uint8Array(this.#size);
+    let offset = 0;
+    for (const part of this.#parts) {
+      all.set(part, offset);
+      offset += part.byteLength;
+    }
+    return all;
+  }
+}
+
+/**
+ * Arms the deadline and the abort signal of one read; `halt` is called at most once with the
+ * error to throw. Returns the disarm, which leaves no timer and no listener behind.
+ */
+function watch(limits: BodyLimits, errors: BodyErrors, halt: (error: unknown) => void): () => void {
+  const { timeoutMs, signal } = limits;
+  const timer = Number.isFinite(timeoutMs) ? setTimeout(() => halt(errors.timedOut()), timeoutMs) : undefined;
+  const onAbort = () => halt(errors.aborted());
+  signal?.addEventListener('abort', onAbort, { once: true });
+  return () => {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  };
+}
+
+/** The error to throw before reading at all, when the read is over before it starts. */
+function alreadyOver(limits: BodyLimits, errors: BodyErrors): unknown {
+  if (limits.timeoutMs <= 0) return errors.timedOut();
+  if (limits.signal?.aborted) return errors.aborted();
+  return undefined;
+}
+
+/**
+ * Reads a web body (a `Response`'s or a `Request`'s) within `limits`; either way the body is
+ * cancelled, which releases the connection. A body that breaks off is `broken(cause)`. A body
+ * longer than `maxBytes` (declared or counted) is cancelled as soon as that is known and
+ * `undefined` is returned: an endless or oversized body must not fill the heap before the deadline.
+ *
+ * @example
+ * const bytes = await readBytes(response, { maxBytes: 1_048_576, timeoutMs: 5_000 }, errors);
+ */
+export async function readBytes(
+  message: Pick<Response, 'body' | 'headers'>,
+  limits: BodyLimits,
+  errors: BodyErrors,
+): Promise<Uint8Array | undefined> {
+  const body = message.body;
+  if (!body) return new Uint8Array(0);
+  let reader: ReadableStreamDefaultReader<Uint8Array>;
+  try {
+    reader = body.getReader();
+  } catch (error) {
+    throw errors.broken(error);
+  }
+  const declared = Number(message.headers.get('content-length') ?? 0);
+  const over = alreadyOver(limits, errors);
+  if (over !== undefined || declared > limits.maxBytes) {
+    reader.cancel().catch(() => {});
+    if (over === undefined) return undefined;
+    throw over;
+  }
+  // Cancelling the reader settles a pending read (as done), so no race per chunk is needed.
+  let halted: unknown;
+  const disarm = watch(limits, errors, (error) => {
+    halted ??= error;
+    reader.cancel().catch(() => {});
+  });
+  try {
+    const chunks = new Chunks(limits.maxBytes);
+    for (;;) {
+      let next: ReadableStreamReadResult<Uint8Array>;
+      try {
+        next = await reader.read();
+      } catch (error) {
+        throw halted ?? errors.broken(error);
+      }
+      if (halted !== undefined) throw halted;
+      if (next.done) return chunks.join();
+      if (!chunks.add(next.value)) {
+        reader.cancel().catch(() => {});
+        return undefined;
+      }
+    }
+  } finally {
+    disarm();
+  }
+}
+
+/**
+ * `readBytes` as text, with the bounds as arguments (the transport's shape).
+ *
+ * @example
+ * const text = await readText(response, 5_000, 1_048_576, signal, { timedOut, aborted, broken });
+ */
+export async function readText(
+  message: Pick<Response, 'body' | 'headers'>,
+  ms: number,
+  maxBytes: number,
+  signal: AbortSignal | undefined,
+  errors: BodyErrors,
+): Promise<string | undefined> {
+  const bytes = await readBytes(message, { maxBytes, timeoutMs: ms, signal }, errors);
+  return bytes === undefined ? undefined : decoder.decode(bytes);
+}
+
+/**
+ * Reads a node:http request body within `limits`. Past `maxBytes` the rest is not kept and
+ * `undefined` is returned; the caller decides whether to close the connection. The listeners stay
+ * attached after the read, so a late `error` on the request is never left unhandled.
+ *
+ * @example
+ * const bytes = await readNodeBytes(req, { maxBytes: 1_048_576, timeoutMs: 10_000 }, errors);
+ */
+export function readNodeBytes(
+  stream: NodeBody,
+  limits: BodyLimits,
+  errors: BodyErrors,
+): Promise<Uint8Array | undefined> {
+  const over = alreadyOver(limits, errors);
+  if (over !== undefined) return Promise.reject(over);
+  return new Promise((resolve, reject) => {
+    const chunks = new Chunks(limits.maxBytes);
+    let done = false;
+    const finish = (settle: () => void) => {
+      if (done) return;
+      done = true;
+      disarm();
+      settle();
+    };
+    let disarm = () => {};
+    stream.on('data', (chunk: Uint8Array) => {
+      if (!done && !chunks.add(chunk)) finish(() => resolve(undefined));
+    });
+    stream.on('end', () => finish(() => resolve(chunks.join())));
+    stream.on('error', (error: unknown) => finish(() => reject(errors.broken(error))));
+    stream.on('close', () =>
+      finish(() => reject(errors.broken(new Error('the request closed before its body ended')))),
+    );
+    // Armed once the listeners are on, so a stream that refuses them leaves no timer. A node:http
+    // server's own requestTimeout may be 0 (none): a body dripping a byte at a time is cut here.
+    disarm = watch(limits, errors, (error) => finish(() => reject(error)));
+  });
+}
+
+const WHOLE: BodyLimits = { maxBytes: Number.POSITIVE_INFINITY, timeoutMs: Number.POSITIVE_INFINITY };
+/** With no deadline and no signal only `broken` can happen: the body's own error, as it is. */
+const OWN_ERRORS: BodyErrors = {
+  timedOut: () => undefined,
+  aborted: () => undefined,
+  broken: (cause) => cause,
+};
+
+/**
+ * A web body read whole, with no bound: for the simulator, which stands for a service that sets
+ * none. A body that breaks rejects with its own error.
+ *
+ * @example
+ * const text = await readWholeText(request);
+ */
+export async function readWholeText(message: Pick<Response, 'body' | 'headers'>): Promise<string> {
+  return decoder.decode(await readBytes(message, WHOLE, OWN_ERRORS));
+}
+
+/**
+ * A node:http request body read whole, with no bound (see `readWholeText`).
+ *
+ * @example
+ * const bytes = await readWholeBody(req);
+ */
+export async function readWholeBody(stream: NodeBody): Promise<Uint8Array<ArrayBuffer>> {
+  return (await readNodeBytes(stream, WHOLE, OWN_ERRORS)) as Uint8Array<ArrayBuffer>;
+}
