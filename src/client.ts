@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
 import ky from 'ky';
 import { z } from 'zod';
+import { BearerAuth } from './auth/bearer.js';
 import { basicAuthorization, fetchToken } from './auth/token-endpoint.js';
 import { TokenProvider } from './auth/token-provider.js';
 import { MemoryTokenStore, type TokenStore } from './auth/token-store.js';
@@ -17,10 +18,11 @@ import {
 } from './core/args.js';
 import { CLIENT_EVENTS, type ClientEvents } from './core/events.js';
 import type { RequestOptions } from './core/request-options.js';
+import { Bridge } from './flows/bridge.js';
 import type { RetryOptions } from './http/retry.js';
 import { Transport } from './http/transport.js';
-import { Bridge } from './resources/bridge.js';
-import { type Me, meSchemas, type Scope } from './schemas/auth.js';
+import { type Api, callEndpoint, ENDPOINTS } from './resources/endpoints.js';
+import type { Me, Scope } from './schemas/auth.js';
 
 /** The path prefix of version 1 of the interface; the SDK appends it to `baseUrl`. */
 export const API_PREFIX = '/api/v1/s2s';
@@ -226,8 +228,8 @@ export class PartnerClient {
   readonly bridge: Bridge;
   readonly #clientId: string;
   readonly #events = new EventEmitter<ClientEvents>();
-  readonly #tokens: TokenProvider;
-  readonly #transport: Transport;
+  readonly #auth: BearerAuth;
+  readonly #api: Api;
   readonly #strict: boolean;
 
   constructor(options: PartnerClientOptions) {
@@ -252,16 +254,9 @@ export class PartnerClient {
       clientAuth: config.clientAuth ?? 'body',
       scope,
     } as const;
-    this.#tokens = new TokenProvider({
-      fetchToken: (signal) => fetchToken(this.#transport, credentials, signal),
-      store: config.tokenStore ?? new MemoryTokenStore(),
-      key: tokenStoreKey(this.baseUrl, config.clientId, scope, config.clientSecret),
-      emit: (event) => this.#events.emit('token', event),
-    });
-    this.#transport = new Transport({
+    const transport = new Transport({
       ky: http,
       events: this.#events,
-      tokens: this.#tokens,
       timeoutMs: config.timeoutMs ?? 30_000,
       maxResponseBytes: config.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
       retry: {
@@ -273,7 +268,16 @@ export class PartnerClient {
       },
       secrets: secretForms(config.clientId, config.clientSecret),
     });
-    this.bridge = new Bridge(this.#transport, this.#strict);
+    const tokens = new TokenProvider({
+      fetchToken: (signal) => fetchToken(transport, credentials, signal),
+      store: config.tokenStore ?? new MemoryTokenStore(),
+      key: tokenStoreKey(this.baseUrl, config.clientId, scope, config.clientSecret),
+      emit: (event) => this.#events.emit('token', event),
+    });
+    // Auth wraps the transport: every data call goes out with a bearer token through it.
+    this.#auth = new BearerAuth(transport, tokens);
+    this.#api = { transport: this.#auth, strict: this.#strict };
+    this.bridge = new Bridge(this.#api);
   }
 
   /**
@@ -284,10 +288,7 @@ export class PartnerClient {
    */
   async me(options?: RequestOptions): Promise<Me> {
     options = parseOptions(requestOptionsSchema, options, 'me');
-    const { data } = await this.#transport.request(
-      { method: 'GET', path: '/me', scopes: [], schema: meSchemas(this.#strict) },
-      options,
-    );
+    const { data } = await callEndpoint(this.#api, ENDPOINTS.me, {}, options);
     return data;
   }
 
@@ -300,7 +301,7 @@ export class PartnerClient {
    */
   async getScopes(options?: RequestOptions): Promise<Scope[]> {
     options = parseOptions(requestOptionsSchema, options, 'getScopes');
-    const token = await this.#transport.token(options);
+    const token = await this.#auth.token(options);
     return [...token.scopes];
   }
 
