@@ -16,6 +16,7 @@ import {
   requestOptionsSchema,
   withMethods,
 } from './core/args.js';
+import { DEFAULTS } from './core/defaults.js';
 import { CLIENT_EVENTS, type ClientEvents } from './core/events.js';
 import type { RequestOptions } from './core/request-options.js';
 import { Bridge } from './flows/bridge.js';
@@ -26,8 +27,6 @@ import type { Me, Scope } from './schemas/auth.js';
 
 /** The path prefix of version 1 of the interface; the SDK appends it to `baseUrl`. */
 export const API_PREFIX = '/api/v1/s2s';
-/** Far above any answer of the specification (a page of 100 transfers is about 150 KB). */
-const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 /** Any fetch-compatible function: the global one, undici's, a proxy-aware one, or a test double. */
 export type FetchLike = (input: Request | URL | string, init?: RequestInit) => Promise<Response>;
@@ -50,7 +49,7 @@ export interface PartnerClientOptions {
    * Allow plain `http://` to a host that is not loopback. Off, such a `baseUrl` is an
    * `ArgumentError`: over plain http the secret and every bearer token cross the network in clear
    * text. `localhost`, `*.localhost`, `127.x.x.x` and `[::1]` are always allowed.
-   * @default false
+   * @default DEFAULTS.allowInsecureHttp (false)
    * @example new PartnerClient({ baseUrl: 'http://partner.internal:8080', allowInsecureHttp: true, clientId, clientSecret })
    */
   allowInsecureHttp?: boolean;
@@ -63,29 +62,32 @@ export interface PartnerClientOptions {
   /**
    * How the credential reaches the token endpoint: in the form body, or as HTTP Basic
    * (RFC 6749 2.3.1: id and secret form-encoded, then base64).
-   * @default 'body'
+   * @default DEFAULTS.clientAuth ('body')
    */
   clientAuth?: 'body' | 'basic';
   /**
    * Time allowed for one attempt: the wait for a token, when none is cached, plus the request from
    * sending to the last byte of the answer. A token fetch shared by several calls is bounded by it.
-   * @default 30000
+   * @default DEFAULTS.timeoutMs (30000)
    */
   timeoutMs?: number;
   /**
    * Retries after a connection error, a timeout, 429 or any 5xx. A submit is never retried.
-   * @default 2
+   * @default DEFAULTS.maxRetries (2)
    */
   maxRetries?: number;
   /**
    * The longest answer the client reads, in bytes. A longer success is a `ResponseValidationError`
    * and is cancelled as soon as it passes the limit, so that a broken or hostile server cannot fill
    * the heap before the timeout.
-   * @default 16777216 (16 MiB)
+   * @default DEFAULTS.maxResponseBytes (16777216, 16 MiB)
    * @example new PartnerClient({ ...credentials, maxResponseBytes: 4 * 1024 * 1024 })
    */
   maxResponseBytes?: number;
-  /** Backoff and time bounds of retries. */
+  /**
+   * Backoff and time bounds of retries; each field left out keeps its default.
+   * @default DEFAULTS.retry
+   */
   retry?: RetryOptions;
   /**
    * The fetch to use: a test double, `createPartnerSimulator().fetch`, or one that goes through a proxy.
@@ -100,7 +102,7 @@ export interface PartnerClientOptions {
   /**
    * Reject answers with fields, states or scopes the SDK does not know. For tests; in production
    * the SDK keeps unknown fields and lets new enum values through.
-   * @default false
+   * @default DEFAULTS.strict (false)
    */
   strict?: boolean;
 }
@@ -236,7 +238,7 @@ export class PartnerClient {
     const config = parseArgs(optionsSchema, options, 'PartnerClient options');
     this.baseUrl = normalBaseUrl(config.baseUrl);
     this.#clientId = config.clientId;
-    this.#strict = config.strict ?? false;
+    this.#strict = config.strict ?? DEFAULTS.strict;
     const scope = config.scope && config.scope.length > 0 ? config.scope.join(' ') : undefined;
     const http = ky.create({
       prefix: `${this.baseUrl}${API_PREFIX}`,
@@ -251,20 +253,20 @@ export class PartnerClient {
     const credentials = {
       clientId: config.clientId,
       clientSecret: config.clientSecret,
-      clientAuth: config.clientAuth ?? 'body',
+      clientAuth: config.clientAuth ?? DEFAULTS.clientAuth,
       scope,
     } as const;
     const transport = new Transport({
       ky: http,
       events: this.#events,
-      timeoutMs: config.timeoutMs ?? 30_000,
-      maxResponseBytes: config.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+      timeoutMs: config.timeoutMs ?? DEFAULTS.timeoutMs,
+      maxResponseBytes: config.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
       retry: {
-        retries: config.maxRetries ?? 2,
-        minDelayMs: config.retry?.minDelayMs ?? 500,
-        maxDelayMs: config.retry?.maxDelayMs ?? 8_000,
-        maxRetryTimeMs: config.retry?.maxRetryTimeMs ?? 60_000,
-        maxRetryAfterMs: config.retry?.maxRetryAfterMs ?? 60_000,
+        retries: config.maxRetries ?? DEFAULTS.maxRetries,
+        minDelayMs: config.retry?.minDelayMs ?? DEFAULTS.retry.minDelayMs,
+        maxDelayMs: config.retry?.maxDelayMs ?? DEFAULTS.retry.maxDelayMs,
+        maxRetryTimeMs: config.retry?.maxRetryTimeMs ?? DEFAULTS.retry.maxRetryTimeMs,
+        maxRetryAfterMs: config.retry?.maxRetryAfterMs ?? DEFAULTS.retry.maxRetryAfterMs,
       },
       secrets: secretForms(config.clientId, config.clientSecret),
     });

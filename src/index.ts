@@ -19,6 +19,7 @@ export {
 export { type CallbackStore, MemoryCallbackStore } from './callbacks/store.js';
 export { API_PREFIX, type FetchLike, PartnerClient, type PartnerClientOptions } from './client.js';
 export { type AmountInput, fromRawAmount, toRawAmount } from './core/amounts.js';
+export { DEFAULTS } from './core/defaults.js';
 export type {
   ClientEvents,
   RequestEvent,
