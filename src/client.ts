@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
 import ky from 'ky';
 import { z } from 'zod';
+import { BearerAuth } from './auth/bearer.js';
 import { basicAuthorization, fetchToken } from './auth/token-endpoint.js';
 import { TokenProvider } from './auth/token-provider.js';
 import { MemoryTokenStore, type TokenStore } from './auth/token-store.js';
@@ -15,17 +16,17 @@ import {
   requestOptionsSchema,
   withMethods,
 } from './core/args.js';
+import { DEFAULTS } from './core/defaults.js';
 import { CLIENT_EVENTS, type ClientEvents } from './core/events.js';
 import type { RequestOptions } from './core/request-options.js';
+import { Bridge } from './flows/bridge.js';
 import type { RetryOptions } from './http/retry.js';
 import { Transport } from './http/transport.js';
-import { Bridge } from './resources/bridge.js';
-import { type Me, meSchemas, type Scope } from './schemas/auth.js';
+import { type Api, callEndpoint, ENDPOINTS } from './resources/endpoints.js';
+import type { Me, Scope } from './schemas/auth.js';
 
 /** The path prefix of version 1 of the interface; the SDK appends it to `baseUrl`. */
 export const API_PREFIX = '/api/v1/s2s';
-/** Far above any answer of the specification (a page of 100 transfers is about 150 KB). */
-const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 /** Any fetch-compatible function: the global one, undici's, a proxy-aware one, or a test double. */
 export type FetchLike = (input: Request | URL | string, init?: RequestInit) => Promise<Response>;
@@ -48,7 +49,7 @@ export interface PartnerClientOptions {
    * Allow plain `http://` to a host that is not loopback. Off, such a `baseUrl` is an
    * `ArgumentError`: over plain http the secret and every bearer token cross the network in clear
    * text. `localhost`, `*.localhost`, `127.x.x.x` and `[::1]` are always allowed.
-   * @default false
+   * @default DEFAULTS.allowInsecureHttp (false)
    * @example new PartnerClient({ baseUrl: 'http://partner.internal:8080', allowInsecureHttp: true, clientId, clientSecret })
    */
   allowInsecureHttp?: boolean;
@@ -61,29 +62,32 @@ export interface PartnerClientOptions {
   /**
    * How the credential reaches the token endpoint: in the form body, or as HTTP Basic
    * (RFC 6749 2.3.1: id and secret form-encoded, then base64).
-   * @default 'body'
+   * @default DEFAULTS.clientAuth ('body')
    */
   clientAuth?: 'body' | 'basic';
   /**
    * Time allowed for one attempt: the wait for a token, when none is cached, plus the request from
    * sending to the last byte of the answer. A token fetch shared by several calls is bounded by it.
-   * @default 30000
+   * @default DEFAULTS.timeoutMs (30000)
    */
   timeoutMs?: number;
   /**
    * Retries after a connection error, a timeout, 429 or any 5xx. A submit is never retried.
-   * @default 2
+   * @default DEFAULTS.maxRetries (2)
    */
   maxRetries?: number;
   /**
    * The longest answer the client reads, in bytes. A longer success is a `ResponseValidationError`
    * and is cancelled as soon as it passes the limit, so that a broken or hostile server cannot fill
    * the heap before the timeout.
-   * @default 16777216 (16 MiB)
+   * @default DEFAULTS.maxResponseBytes (16777216, 16 MiB)
    * @example new PartnerClient({ ...credentials, maxResponseBytes: 4 * 1024 * 1024 })
    */
   maxResponseBytes?: number;
-  /** Backoff and time bounds of retries. */
+  /**
+   * Backoff and time bounds of retries; each field left out keeps its default.
+   * @default DEFAULTS.retry
+   */
   retry?: RetryOptions;
   /**
    * The fetch to use: a test double, `createPartnerSimulator().fetch`, or one that goes through a proxy.
@@ -98,7 +102,7 @@ export interface PartnerClientOptions {
   /**
    * Reject answers with fields, states or scopes the SDK does not know. For tests; in production
    * the SDK keeps unknown fields and lets new enum values through.
-   * @default false
+   * @default DEFAULTS.strict (false)
    */
   strict?: boolean;
 }
@@ -226,15 +230,15 @@ export class PartnerClient {
   readonly bridge: Bridge;
   readonly #clientId: string;
   readonly #events = new EventEmitter<ClientEvents>();
-  readonly #tokens: TokenProvider;
-  readonly #transport: Transport;
+  readonly #auth: BearerAuth;
+  readonly #api: Api;
   readonly #strict: boolean;
 
   constructor(options: PartnerClientOptions) {
     const config = parseArgs(optionsSchema, options, 'PartnerClient options');
     this.baseUrl = normalBaseUrl(config.baseUrl);
     this.#clientId = config.clientId;
-    this.#strict = config.strict ?? false;
+    this.#strict = config.strict ?? DEFAULTS.strict;
     const scope = config.scope && config.scope.length > 0 ? config.scope.join(' ') : undefined;
     const http = ky.create({
       prefix: `${this.baseUrl}${API_PREFIX}`,
@@ -249,31 +253,33 @@ export class PartnerClient {
     const credentials = {
       clientId: config.clientId,
       clientSecret: config.clientSecret,
-      clientAuth: config.clientAuth ?? 'body',
+      clientAuth: config.clientAuth ?? DEFAULTS.clientAuth,
       scope,
     } as const;
-    this.#tokens = new TokenProvider({
-      fetchToken: (signal) => fetchToken(this.#transport, credentials, signal),
+    const transport = new Transport({
+      ky: http,
+      events: this.#events,
+      timeoutMs: config.timeoutMs ?? DEFAULTS.timeoutMs,
+      maxResponseBytes: config.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
+      retry: {
+        retries: config.maxRetries ?? DEFAULTS.maxRetries,
+        minDelayMs: config.retry?.minDelayMs ?? DEFAULTS.retry.minDelayMs,
+        maxDelayMs: config.retry?.maxDelayMs ?? DEFAULTS.retry.maxDelayMs,
+        maxRetryTimeMs: config.retry?.maxRetryTimeMs ?? DEFAULTS.retry.maxRetryTimeMs,
+        maxRetryAfterMs: config.retry?.maxRetryAfterMs ?? DEFAULTS.retry.maxRetryAfterMs,
+      },
+      secrets: secretForms(config.clientId, config.clientSecret),
+    });
+    const tokens = new TokenProvider({
+      fetchToken: (signal) => fetchToken(transport, credentials, signal),
       store: config.tokenStore ?? new MemoryTokenStore(),
       key: tokenStoreKey(this.baseUrl, config.clientId, scope, config.clientSecret),
       emit: (event) => this.#events.emit('token', event),
     });
-    this.#transport = new Transport({
-      ky: http,
-      events: this.#events,
-      tokens: this.#tokens,
-      timeoutMs: config.timeoutMs ?? 30_000,
-      maxResponseBytes: config.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
-      retry: {
-        retries: config.maxRetries ?? 2,
-        minDelayMs: config.retry?.minDelayMs ?? 500,
-        maxDelayMs: config.retry?.maxDelayMs ?? 8_000,
-        maxRetryTimeMs: config.retry?.maxRetryTimeMs ?? 60_000,
-        maxRetryAfterMs: config.retry?.maxRetryAfterMs ?? 60_000,
-      },
-      secrets: secretForms(config.clientId, config.clientSecret),
-    });
-    this.bridge = new Bridge(this.#transport, this.#strict);
+    // Auth wraps the transport: every data call goes out with a bearer token through it.
+    this.#auth = new BearerAuth(transport, tokens);
+    this.#api = { transport: this.#auth, strict: this.#strict };
+    this.bridge = new Bridge(this.#api);
   }
 
   /**
@@ -284,10 +290,7 @@ export class PartnerClient {
    */
   async me(options?: RequestOptions): Promise<Me> {
     options = parseOptions(requestOptionsSchema, options, 'me');
-    const { data } = await this.#transport.request(
-      { method: 'GET', path: '/me', scopes: [], schema: meSchemas(this.#strict) },
-      options,
-    );
+    const { data } = await callEndpoint(this.#api, ENDPOINTS.me, {}, options);
     return data;
   }
 
@@ -300,7 +303,7 @@ export class PartnerClient {
    */
   async getScopes(options?: RequestOptions): Promise<Scope[]> {
     options = parseOptions(requestOptionsSchema, options, 'getScopes');
-    const token = await this.#transport.token(options);
+    const token = await this.#auth.token(options);
     return [...token.scopes];
   }
 

@@ -19,6 +19,7 @@ export {
 export { type CallbackStore, MemoryCallbackStore } from './callbacks/store.js';
 export { API_PREFIX, type FetchLike, PartnerClient, type PartnerClientOptions } from './client.js';
 export { type AmountInput, fromRawAmount, toRawAmount } from './core/amounts.js';
+export { DEFAULTS } from './core/defaults.js';
 export type {
   ClientEvents,
   RequestEvent,
@@ -30,6 +31,7 @@ export { Page, PagePromise } from './core/pagination.js';
 export type { RequestOptions } from './core/request-options.js';
 export { CallbackTimeoutError, type CallbackTimeoutStage } from './errors/callback-errors.js';
 export * from './errors/index.js';
+export type { Bridge, Transfers } from './flows/bridge.js';
 export type {
   BridgeExecuteParams,
   BridgeExecuteResult,
@@ -60,7 +62,6 @@ export {
   type VerifyBridgeBatchParams,
   verifyBridgeBatch,
 } from './onchain/verify.js';
-export type { Bridge } from './resources/bridge.js';
 export type {
   BridgeConstructParams,
   BridgeFeeEstimateParams,
@@ -69,7 +70,6 @@ export type {
   TransferGetParams,
   TransferListParams,
 } from './resources/params.js';
-export type { Transfers } from './resources/transfers.js';
 export { KNOWN_SCOPES, type KnownScope, type Me, type Scope } from './schemas/auth.js';
 export {
   type AuthorizationSignature,

@@ -8,22 +8,22 @@ import { sleep } from './abort.js';
 export interface RetryOptions {
   /**
    * First backoff delay; each further retry doubles it, with jitter (×1 to ×2).
-   * @default 500
+   * @default DEFAULTS.retry.minDelayMs (500)
    */
   minDelayMs?: number;
   /**
    * Largest backoff delay.
-   * @default 8000
+   * @default DEFAULTS.retry.maxDelayMs (8000)
    */
   maxDelayMs?: number;
   /**
    * Bound on the time spent retrying one call, waits included.
-   * @default 60000
+   * @default DEFAULTS.retry.maxRetryTimeMs (60000)
    */
   maxRetryTimeMs?: number;
   /**
    * Largest `Retry-After` the SDK honours; a longer one is waited for this long.
-   * @default 60000
+   * @default DEFAULTS.retry.maxRetryAfterMs (60000)
    */
   maxRetryAfterMs?: number;
 }

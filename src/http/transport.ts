@@ -1,9 +1,7 @@
 import type { EventEmitter } from 'eventemitter3';
-import type { TokenCall, TokenProvider } from '../auth/token-provider.js';
-import type { StoredToken } from '../auth/token-store.js';
 import type { ClientEvents } from '../core/events.js';
 import type { RequestOptions } from '../core/request-options.js';
-import { ApiError, AuthenticationError } from '../errors/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import { isPartnerError } from '../errors/base.js';
 import {
   AbortError,
@@ -14,7 +12,6 @@ import {
 } from '../errors/client-errors.js';
 import { apiErrorFromResponse } from '../errors/from-response.js';
 import { type Redact, redactor, safeCause } from '../errors/redact.js';
-import { within } from './abort.js';
 import { readText } from './body.js';
 import { type RetryPolicy, withRetries } from './retry.js';
 
@@ -72,7 +69,6 @@ export type HttpCall = (
 export interface TransportConfig {
   ky: HttpCall;
   events: EventEmitter<ClientEvents>;
-  tokens: TokenProvider;
   timeoutMs: number;
   /** The longest answer read; a longer one is cancelled unread. */
   maxResponseBytes: number;
@@ -116,9 +112,59 @@ export function parseJson(text: string): { ok: true; value: unknown } | { ok: fa
   }
 }
 
+/** Sends one attempt's request within what is left of the attempt's time, begun at `startedAt`. */
+export type Send = (request: Exchange, startedAt: number) => Promise<RawResponse>;
+
+/** An answer a hook settled on, with what the error of a failed status names. */
+export interface Answer {
+  /** The request as sent: what it carried is masked in the error. */
+  request: Exchange;
+  response: RawResponse;
+  /** Scopes the request's credential holds, named in a 403's message. */
+  grantedScopes?: readonly string[] | undefined;
+  /** A 401 here means the credential is stopped, not one revoked token. */
+  credentialStopped?: boolean;
+}
+
+/** Makes the call's result from an answer: the parsed data, or throws the typed error of its status. */
+export type Settle<T> = (answer: Answer) => T;
+
+/** What a hook learns of the call it decorates. */
+export interface CallInfo {
+  method: 'GET' | 'POST';
+  /** The path as events and errors show it. */
+  label: string;
+  /** False for a submit: its request may act twice, so it is never sent twice. */
+  retryable: boolean;
+  options: RequestOptions | undefined;
+}
+
 /**
- * Moves requests: one ky instance, a timeout that covers the whole answer, the bearer token with a
- * single replay after a 401, and the retry layer around it all.
+ * Decorates data calls, in the shape of Octokit's auth hook (`hook(request, options)`): the
+ * transport hands each attempt the undecorated `send` and `settle`, and the hook may add headers,
+ * wait for what it needs within the attempt's time, send again, and see the error before it is
+ * thrown. The retry layer stays the transport's, around each decorated attempt.
+ */
+export interface RequestHook {
+  /** One data call starts; what it returns decorates each attempt until `end`. */
+  open(call: CallInfo): CallHook;
+}
+
+/** One call's decoration, from `RequestHook.open`. */
+export interface CallHook {
+  attempt<T>(request: Exchange, send: Send, settle: Settle<T>): Promise<T>;
+  /** The call is over, whatever its outcome. */
+  end(): void;
+}
+
+/** What resources call: a data request in, its parsed `data` out (the transport decorated by auth). */
+export interface DataTransport {
+  request<T>(spec: DataRequest<T>, options?: RequestOptions): Promise<T>;
+}
+
+/**
+ * Moves requests: one ky instance, a timeout that covers the whole answer, and the retry layer
+ * around each attempt. Credentials are not its business: a `RequestHook` adds them.
  */
 export class Transport {
   readonly #config: TransportConfig;
@@ -266,126 +312,60 @@ export class Transport {
     );
   }
 
+  /** The time one attempt of a call with these options has: its own `timeoutMs` or the client's. */
+  attemptTimeoutMs(options: RequestOptions | undefined): number {
+    return options?.timeoutMs ?? this.#config.timeoutMs;
+  }
+
   /**
-   * Waits for a token within what is left of the attempt's time and the caller's signal. A token
-   * fetch shared with other calls goes on for them when this caller gives up.
+   * A call to a data endpoint: retries, a parsed `data`, typed errors. `hook` decorates the call
+   * and each of its attempts (the bearer token and its 401 replay come from auth/ this way); the
+   * transport itself knows no credentials.
    */
-  #token(
-    call: TokenCall,
-    method: string,
-    label: string,
-    options: RequestOptions | undefined,
-    started: number,
-  ) {
-    const { tokens } = this.#config;
-    const cached = tokens.peek();
-    if (cached) return cached;
-    const timeoutMs = options?.timeoutMs ?? this.#config.timeoutMs;
-    return within(
-      tokens.get(call),
-      timeoutMs - (performance.now() - started),
-      options?.signal,
-      () => new TimeoutError(method, label, timeoutMs),
-      () => new AbortError({ cause: options?.signal?.reason }),
-    );
-  }
-
-  /** A token for the caller, under its own retries, timeout and signal (`getScopes`). */
-  async token(options?: RequestOptions): Promise<StoredToken> {
-    const { tokens } = this.#config;
-    const call = tokens.begin();
-    try {
-      return await this.retrying('POST', '/auth/token', true, options, async () =>
-        this.#token(call, 'POST', '/auth/token', options, performance.now()),
-      );
-    } finally {
-      tokens.end(call);
-    }
-  }
-
-  /** A call to a data endpoint: bearer token, one replay after a 401, retries, a parsed `data`. */
-  async request<T>(spec: DataRequest<T>, options?: RequestOptions): Promise<T> {
+  async request<T>(spec: DataRequest<T>, options: RequestOptions | undefined, hook: RequestHook): Promise<T> {
     const label = spec.label ?? spec.path;
-    const { tokens } = this.#config;
-    let replayed = false;
-    /** The token this call's own 401 rejected: a 401 with a later one means the credential is stopped. */
-    let rejectedFirst: string | undefined;
-    let lastAttempt = 0;
-    const exchangeFor = (token: StoredToken): Exchange => ({
+    const retryable = spec.retryable ?? true;
+    const request: Exchange = {
       method: spec.method,
       path: spec.path,
       ...(spec.searchParams ? { searchParams: spec.searchParams } : {}),
-      headers: {
-        authorization: `Bearer ${token.accessToken}`,
-        accept: 'application/json',
-        ...(spec.body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
+      headers:
+        spec.body === undefined
+          ? { accept: 'application/json' }
+          : { accept: 'application/json', 'content-type': 'application/json' },
       ...(spec.body === undefined ? {} : { body: spec.body }),
       onSent: spec.onSent,
-    });
-    const call = tokens.begin();
-    // The attempt's time covers the wait for a token and the request. A request that is never
-    // repeated (a submit) still gets its token under the retry policy: asking twice acts once.
-    const leaseAndSend = async () => {
-      let started = performance.now();
-      let token: StoredToken;
-      if (spec.retryable === false) {
-        token = await this.retrying(spec.method, label, true, options, async () =>
-          this.#token(call, spec.method, label, options, performance.now()),
-        );
-        started = performance.now();
-      } else {
-        token = await this.#token(call, spec.method, label, options, started);
-      }
-      const request = exchangeFor(token);
-      const response = await this.exchange(
-        request,
-        ++lastAttempt,
-        options,
-        label,
-        performance.now() - started,
-      );
-      return { token, request, response };
     };
-
+    let lastAttempt = 0;
+    const send: Send = (sent, startedAt) =>
+      this.exchange(sent, ++lastAttempt, options, label, performance.now() - startedAt);
+    const settle: Settle<T> = (answer) => this.#settle(spec, label, answer);
+    const call = hook.open({ method: spec.method, label, retryable, options });
     try {
-      return await this.retrying(spec.method, label, spec.retryable ?? true, options, async () => {
-        let { token, request, response } = await leaseAndSend();
-        // A first 401 may be one revoked token shared by many calls, not a stopped credential:
-        // replay once with a newer token. The probe of a stopped credential fetched its own. A
-        // request that may act twice (a submit) is never replayed: its caller finds out what happened.
-        if (response.status === 401 && !replayed && !call.probe && spec.retryable !== false) {
-          replayed = true;
-          rejectedFirst = token.accessToken;
-          await tokens.invalidate(token);
-          ({ token, request, response } = await leaseAndSend());
-        }
-        // A 5xx may come from a gateway in front of the service: only a 2xx-4xx proves the token works.
-        if (response.status < 500 && response.status !== 401) tokens.accepted(token);
-        if (response.status >= 200 && response.status < 300) return this.#parse(spec, label, response);
-        const credentialStopped =
-          response.status === 401 && (call.probe || (replayed && token.accessToken !== rejectedFirst));
-        const parsed = parseJson(response.text);
-        const error = apiErrorFromResponse({
-          status: response.status,
-          method: spec.method,
-          path: label,
-          headers: response.headers,
-          body: parsed.ok ? parsed.value : undefined,
-          requiredScopes: spec.scopes,
-          grantedScopes: token.scopes,
-          credentialStopped,
-          redact: this.redaction(request),
-        });
-        if (error instanceof AuthenticationError) {
-          await tokens.invalidate(token);
-          if (credentialStopped) throw tokens.stopped(call, error, 'stopped');
-        }
-        throw error;
-      });
+      return await this.retrying(spec.method, label, retryable, options, () =>
+        call.attempt(request, send, settle),
+      );
     } finally {
-      tokens.end(call);
+      call.end();
     }
+  }
+
+  /** Turns an answer into the call's result: the parsed data, or the typed error of its status. */
+  #settle<T>(spec: DataRequest<T>, label: string, answer: Answer): T {
+    const { response } = answer;
+    if (response.status >= 200 && response.status < 300) return this.#parse(spec, label, response);
+    const parsed = parseJson(response.text);
+    throw apiErrorFromResponse({
+      status: response.status,
+      method: spec.method,
+      path: label,
+      headers: response.headers,
+      body: parsed.ok ? parsed.value : undefined,
+      requiredScopes: spec.scopes,
+      grantedScopes: answer.grantedScopes,
+      credentialStopped: answer.credentialStopped ?? false,
+      redact: this.redaction(answer.request),
+    });
   }
 
   #parse<T>(spec: DataRequest<T>, label: string, response: RawResponse): T {

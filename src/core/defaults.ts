@@ -1,0 +1,45 @@
+/**
+ * The defaults of `new PartnerClient(options)`, one place for the constructor and its docs. Frozen:
+ * read them, spread them into options, never assign to them.
+ *
+ * @example
+ * import { DEFAULTS, PartnerClient } from 'partner-s2s-sdk';
+ * // Twice the default attempt time, the default backoff otherwise.
+ * const client = new PartnerClient({
+ *   baseUrl, clientId, clientSecret,
+ *   timeoutMs: DEFAULTS.timeoutMs * 2,
+ *   retry: { ...DEFAULTS.retry, maxRetryTimeMs: 120_000 },
+ * });
+ */
+export const DEFAULTS: {
+  readonly timeoutMs: number;
+  readonly maxRetries: number;
+  readonly retry: {
+    readonly minDelayMs: number;
+    readonly maxDelayMs: number;
+    readonly maxRetryTimeMs: number;
+    readonly maxRetryAfterMs: number;
+  };
+  readonly maxResponseBytes: number;
+  readonly clientAuth: 'body' | 'basic';
+  readonly allowInsecureHttp: boolean;
+  readonly strict: boolean;
+} = Object.freeze({
+  /** Time for one attempt: the wait for a token plus the request to the last byte of its answer. */
+  timeoutMs: 30_000,
+  /** Retries after a connection error, a timeout, 429 or any 5xx. */
+  maxRetries: 2,
+  /** Backoff and time bounds of retries (`RetryOptions`). */
+  retry: Object.freeze({
+    minDelayMs: 500,
+    maxDelayMs: 8_000,
+    maxRetryTimeMs: 60_000,
+    maxRetryAfterMs: 60_000,
+  }),
+  /** 16 MiB: far above any answer of the specification (a page of 100 transfers is about 150 KB). */
+  maxResponseBytes: 16 * 1024 * 1024,
+  /** The credential goes to the token endpoint in the form body. */
+  clientAuth: 'body',
+  allowInsecureHttp: false,
+  strict: false,
+});

@@ -1,0 +1,157 @@
+import { parseArgs, parseOptions, requestOptionsSchema } from '../core/args.js';
+import { stringifyBody } from '../core/json.js';
+import type { RequestOptions } from '../core/request-options.js';
+import { IntentNotFoundError } from '../errors/api-error.js';
+import { BridgeResource } from '../resources/bridge.js';
+import { type Api, callEndpoint, ENDPOINTS } from '../resources/endpoints.js';
+import {
+  type BridgeConstructParams,
+  type BridgeSendParams,
+  sendArgs,
+  waitArgs,
+  waitOptionsSchema,
+} from '../resources/params.js';
+import { TransfersResource } from '../resources/transfers.js';
+import type { BridgeRoute, BridgeSendResult, BridgeTransfer } from '../schemas/bridge.js';
+import { type BridgeExecuteParams, type BridgeExecuteResult, executeBridge } from './execute.js';
+import { IntentMemory, outcomeUnknown, resolveSubmitOutcome } from './submit.js';
+import { pollTransfer, type WaitOptions, type WaitParams } from './wait.js';
+
+/** Routes carry live limits cached by the service up to a minute; the SDK keeps them no longer. */
+const ROUTES_TTL_MS = 60_000;
+
+/**
+ * A user's bridge transfers: list, read, and wait for a state. Reached as `client.bridge.transfers`.
+ *
+ * @example
+ * const transfer = await client.bridge.transfers.get({ userId, transferId });
+ */
+export class Transfers extends TransfersResource {
+  /**
+   * Waits until a transfer reaches a final state (`delivered`, `refunded`, `failed`, `expired`), or
+   * the state named by `until` (or one after it), reading it with growing intervals.
+   *
+   * @example
+   * const done = await client.bridge.transfers.wait({ userId, transferId }, { timeoutMs: 300_000 });
+   * const viaCallbacks = await client.bridge.transfers.wait({ userId, transferId }, { router });
+   * if (done.status !== 'delivered') console.warn(done.status, done.failureReason);
+   */
+  async wait(params: WaitParams, options?: WaitOptions): Promise<BridgeTransfer> {
+    const args = parseArgs(waitArgs, params, 'bridge.transfers.wait');
+    options = parseOptions(waitOptionsSchema, options, 'bridge.transfers.wait');
+    return pollTransfer(
+      (readOptions) => this.get({ userId: args.userId, transferId: args.transferId }, readOptions),
+      args,
+      options,
+    );
+  }
+}
+
+/**
+ * The cross-chain bridge: routes, quotes, building, submitting and following transfers. Reached
+ * as `client.bridge`.
+ *
+ * @example
+ * const routes = await client.bridge.routes();
+ * const quote = await client.bridge.quote({ userId, routeId: routes[0].routeId, amount: '10' });
+ */
+export class Bridge extends BridgeResource<Transfers> {
+  readonly #api: Api;
+  /** The batches this client built, so that an unclear submit can be looked up. */
+  readonly #intents: IntentMemory;
+  #routes: { at: number; routes: Promise<BridgeRoute[]> } | undefined;
+
+  constructor(api: Api) {
+    const intents = new IntentMemory();
+    super(api, new Transfers(api), (userId, built) =>
+      intents.remember(built.intentId, {
+        userId,
+        transferId: built.transferId,
+        userOpHash: built.bundle.userOpHash,
+      }),
+    );
+    this.#api = api;
+    this.#intents = intents;
+  }
+
+  /**
+   * Submits the signatures of a constructed batch. It is never sent twice: neither retried nor
+   * replayed after a 401. When the answer leaves the outcome unclear (a timeout, a broken
+   * connection, a 2xx that cannot be read, a 401, a 5xx other than the service's own 503, or
+   * `signal` firing after the submit went out) or the intent is answered as spent, it reads the
+   * transfer of an intent this client built: it returns the transfer once that has left `pending`,
+   * and otherwise throws `SubmitOutcomeUnknownError` with `intentId`, `transferId` and `userOpHash`.
+   * After an abort that is one read of at most 2 s.
+   *
+   * @example
+   * const signed = await signBridgeBatch({ verified: verifyBridgeBatch({ route, construct: built, wallet }), signer });
+   * const { transferId } = await client.bridge.send({ userId, intentId: built.intentId, ...signed });
+   */
+  override async send(params: BridgeSendParams, options?: RequestOptions): Promise<BridgeSendResult> {
+    options = parseOptions(requestOptionsSchema, options, 'bridge.send');
+    const args = parseArgs(sendArgs, params, 'bridge.send');
+    let sent = false;
+    try {
+      const onSent = () => {
+        sent = true;
+      };
+      const body = stringifyBody(args);
+      return (await callEndpoint(this.#api, ENDPOINTS.send, { body, onSent }, options)).data;
+    } catch (error) {
+      // Until the submit went out nothing can have happened (a token failure, an early abort).
+      if (!sent || (!outcomeUnknown(error) && !(error instanceof IntentNotFoundError))) throw error;
+      const known = this.#intents.get(args.intentId);
+      return resolveSubmitOutcome(
+        args.intentId,
+        known?.userId === args.userId ? known : undefined,
+        error,
+        (userId, transferId, readOptions) => this.transfers.get({ userId, transferId }, readOptions),
+        options,
+      );
+    }
+  }
+
+  /**
+   * The whole flow in one call, verified before signing: reads the route (cached up to a minute),
+   * constructs, verifies the batch against that route and the signer's wallet, signs, and submits.
+   * Nothing is signed when a check fails. The submit behaves as in `send`, and every error thrown
+   * from the submit on carries `intentId`, `transferId` and `userOpHash`, so that the transfer can
+   * be looked up before anything is built again.
+   *
+   * @example
+   * const account = privateKeyToAccount(userKey);
+   * const { transferId, summary } = await client.bridge.execute({
+   *   userId, routeId, amount: '25.5', signer: account,
+   *   onProgress: (p) => console.log(p.step),
+   * });
+   * const final = await client.bridge.transfers.wait({ userId, transferId });
+   */
+  execute(params: BridgeExecuteParams, options?: RequestOptions): Promise<BridgeExecuteResult> {
+    return executeBridge(
+      {
+        route: (routeId, routeOptions) => this.#route(routeId, routeOptions),
+        construct: (construct, constructOptions) =>
+          this.construct(construct as BridgeConstructParams, constructOptions),
+        send: (send, sendOptions) => this.send(send, sendOptions),
+      },
+      params,
+      options,
+    );
+  }
+
+  /** A route by id from a routes read at most a minute old; read again once if it is not there. */
+  async #route(routeId: string, options: RequestOptions | undefined): Promise<BridgeRoute | undefined> {
+    const cached = this.#routes;
+    const fresh = cached && Date.now() - cached.at < ROUTES_TTL_MS;
+    if (fresh) {
+      const found = (await cached.routes.catch(() => [])).find((route) => route.routeId === routeId);
+      if (found) return found;
+    }
+    const routes = this.routes(options);
+    this.#routes = { at: Date.now(), routes };
+    routes.catch(() => {
+      if (this.#routes?.routes === routes) this.#routes = undefined;
+    });
+    return (await routes).find((route) => route.routeId === routeId);
+  }
+}

@@ -1,0 +1,70 @@
+import type { Parser } from '../http/transport.js';
+import { type BridgeTransfer, bridgeSchemas } from '../schemas/bridge.js';
+
+/** One page of a transfer list, as the SDK reads it from wherever the answer put it. */
+export interface TransferPage {
+  items: BridgeTransfer[];
+  nextCursor: string | null;
+}
+
+interface RawPage {
+  items: unknown[];
+  nextCursor: unknown;
+  where: string;
+}
+
+/**
+ * Finds the items and the cursor of a list answer. The specification fixes `nextCursor` but not
+ * where it sits, so both `{ data: [...], nextCursor }` and `{ data: { items|transfers: [...],
+ * nextCursor } }` (and a `meta`/`pagination` holder) are read.
+ */
+function locatePage(body: unknown): RawPage | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const root = body as Record<string, unknown>;
+  const holders = [root, root.meta, root.pagination].filter(
+    (holder): holder is Record<string, unknown> => typeof holder === 'object' && holder !== null,
+  );
+  const cursorIn = (...candidates: Record<string, unknown>[]) =>
+    candidates.find((candidate) => 'nextCursor' in candidate)?.nextCursor;
+  if (Array.isArray(root.data)) return { items: root.data, nextCursor: cursorIn(...holders), where: 'data' };
+  if (typeof root.data === 'object' && root.data !== null) {
+    const data = root.data as Record<string, unknown>;
+    for (const key of ['items', 'transfers', 'data', 'results']) {
+      const items = data[key];
+      if (Array.isArray(items))
+        return { items, nextCursor: cursorIn(data, ...holders), where: `data.${key}` };
+    }
+  }
+  return undefined;
+}
+
+/** Reads a list answer into a page, each transfer through the transfer schema. */
+export function transferPageSchema(strict: boolean): Parser<TransferPage> {
+  const transfer = bridgeSchemas(strict).transfer;
+  return {
+    safeParse(body: unknown) {
+      const page = locatePage(body);
+      const issues: { path: PropertyKey[]; message: string }[] = [];
+      if (!page) return fail([{ path: ['data'], message: 'expected an array of transfers' }]);
+      const items: BridgeTransfer[] = [];
+      page.items.forEach((item, index) => {
+        const result = transfer.safeParse(item);
+        if (result.success) items.push(result.data);
+        else
+          for (const issue of result.error.issues)
+            issues.push({ path: [page.where, index, ...issue.path], message: issue.message });
+      });
+      let nextCursor: string | null = null;
+      if (typeof page.nextCursor === 'string' && page.nextCursor !== '') nextCursor = page.nextCursor;
+      else if (page.nextCursor !== null && (page.nextCursor !== undefined || strict)) {
+        issues.push({ path: ['nextCursor'], message: 'expected a string or null' });
+      }
+      if (issues.length > 0) return fail(issues);
+      return { success: true, data: { items, nextCursor } };
+    },
+  };
+}
+
+function fail(issues: { path: PropertyKey[]; message: string }[]) {
+  return { success: false as const, error: { issues } };
+}

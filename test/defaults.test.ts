@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULTS } from '../src/index.js';
+
+describe('DEFAULTS', () => {
+  it('holds the documented defaults and cannot be changed, at any depth', () => {
+    expect(DEFAULTS).toEqual({
+      timeoutMs: 30_000,
+      maxRetries: 2,
+      retry: { minDelayMs: 500, maxDelayMs: 8_000, maxRetryTimeMs: 60_000, maxRetryAfterMs: 60_000 },
+      maxResponseBytes: 16 * 1024 * 1024,
+      clientAuth: 'body',
+      allowInsecureHttp: false,
+      strict: false,
+    });
+    expect(Object.isFrozen(DEFAULTS)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.retry)).toBe(true);
+    expect(() => {
+      (DEFAULTS as { timeoutMs: number }).timeoutMs = 1;
+    }).toThrow(TypeError);
+  });
+});
