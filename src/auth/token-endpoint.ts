@@ -3,6 +3,7 @@ import { apiErrorFromResponse } from '../errors/from-response.js';
 import { oauthErrorFor } from '../errors/oauth.js';
 import { parseJson, type Transport, zodIssues } from '../http/transport.js';
 import { tokenResponseSchema } from '../schemas/auth.js';
+import { oauthErrorBodySchema } from '../schemas/errors.js';
 import type { StoredToken } from './token-store.js';
 
 export const TOKEN_PATH = '/auth/token';
@@ -94,10 +95,14 @@ export async function fetchToken(
   // The OAuth shape is the endpoint's answer to a bad request or credential (400, 401); a 429 or
   // 5xx is an outage, typed by status so that it is retried, whatever its body says.
   const refused = response.status === 400 || response.status === 401;
-  if (refused && value && typeof value === 'object' && typeof value.error === 'string') {
-    const description =
-      typeof value.error_description === 'string' ? redact(value.error_description) : undefined;
-    throw oauthErrorFor(response.status, redact(value.error), description);
+  const oauth = refused ? oauthErrorBodySchema.safeParse(value) : undefined;
+  if (oauth?.success) {
+    const { error, error_description: description } = oauth.data;
+    throw oauthErrorFor(
+      response.status,
+      redact(error),
+      description === undefined ? undefined : redact(description),
+    );
   }
   throw apiErrorFromResponse({
     status: response.status,
