@@ -43,8 +43,6 @@ const ALLOWED_FOR_NOW = new Set([
   // "HTTP that knows no tokens": the bearer lease and 401 replay move to auth/, wrapping the transport.
   'src/http/transport.ts → src/auth/token-provider.ts',
   'src/http/transport.ts → src/auth/token-store.ts',
-  // "One transfer state table": the state order comes from schemas/, not from the wait flow.
-  'src/callbacks/router.ts → src/flows/wait.ts',
   // "Resources as thin as openai-node's": resources become an endpoint table and one private call;
   // execute, the submit outcome and the wait are built on top of them, not called from them.
   'src/resources/bridge.ts → src/flows/execute.ts',

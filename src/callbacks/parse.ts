@@ -1,17 +1,8 @@
 import { CallbackParseError } from '../errors/bridge-errors.js';
-import { type BridgeTransfer, bridgeSchemas, TRANSFER_STATES } from '../schemas/bridge.js';
+import { type BridgeTransfer, bridgeSchemas } from '../schemas/bridge.js';
+import { type BridgeCallbackKind, CALLBACK_KINDS, TRANSFER_STATES } from '../schemas/states.js';
 
-/** The callback kinds of the specification, one per state that sends a callback. */
-export const CALLBACK_KINDS = [
-  'bridge_transfer_submitted',
-  'bridge_transfer_source_confirmed',
-  'bridge_transfer_delivered',
-  'bridge_transfer_refund_pending',
-  'bridge_transfer_refunded',
-  'bridge_transfer_failed',
-] as const;
-/** A callback kind: `bridge_transfer_<status>` for each state that sends a callback. */
-export type BridgeCallbackKind = (typeof CALLBACK_KINDS)[number];
+export { type BridgeCallbackKind, CALLBACK_KINDS } from '../schemas/states.js';
 
 const KINDS: ReadonlySet<string> = new Set(CALLBACK_KINDS);
 

@@ -4,9 +4,9 @@ import { z } from 'zod';
 import { byteCount, durationMs, parseArgs, readArgs, withMethods } from '../core/args.js';
 import { CallbackParseError } from '../errors/bridge-errors.js';
 import { CallbackTimeoutError, type CallbackTimeoutStage } from '../errors/callback-errors.js';
-import { stateRank } from '../flows/wait.js';
 import { readText } from '../http/abort.js';
-import { type BridgeTransfer, FINAL_STATES } from '../schemas/bridge.js';
+import type { BridgeTransfer } from '../schemas/bridge.js';
+import { FINAL_STATES, stateRank } from '../schemas/states.js';
 import { type BridgeCallbackKind, type ParsedCallback, parseBridgeCallback } from './parse.js';
 import { type CallbackStore, MemoryCallbackStore } from './store.js';
 

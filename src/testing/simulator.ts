@@ -4,7 +4,6 @@ import { hashMessage, recoverAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { recoverAuthorizationAddress } from 'viem/utils';
 import type { z } from 'zod';
-import { CALLBACK_KINDS } from '../callbacks/parse.js';
 import { fromRawAmount, toRawAmount } from '../core/amounts.js';
 import { parseArgs, readArgs } from '../core/args.js';
 import { DEFAULT_DELEGATES } from '../onchain/constants.js';
@@ -17,6 +16,7 @@ import type {
   TransferStatus,
 } from '../schemas/bridge.js';
 import type { Address, Hex } from '../schemas/common.js';
+import { CALLBACK_STATES, TRANSITIONS } from '../schemas/states.js';
 import { simulatorArgs, simulatorOptionsArgs } from './args.js';
 import { buildBridgeBundle } from './batch.js';
 import { covers, expandScopes, intersect } from './scopes.js';
@@ -117,14 +117,6 @@ type SimulatorSchemas = ReturnType<
   typeof simulatorArgs<Organisation, Credential, UserRecord, RouteState, TransferRecord>
 >;
 
-const TRANSITIONS: Record<string, readonly string[]> = {
-  pending: ['submitted', 'expired'],
-  submitted: ['source_confirmed', 'failed'],
-  source_confirmed: ['delivered', 'refund_pending'],
-  refund_pending: ['refunded'],
-};
-/** The states that send a callback: `bridge_transfer_<status>` for each callback kind. */
-const CALLBACK_STATES = new Set<string>(CALLBACK_KINDS.map((kind) => kind.slice('bridge_transfer_'.length)));
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
   401: 'Unauthorized',
