@@ -1,9 +1,10 @@
 import { ResponseValidationError } from '../errors/client-errors.js';
 import { apiErrorFromResponse } from '../errors/from-response.js';
 import { oauthErrorFor } from '../errors/oauth.js';
-import { parseJson, type Transport, zodIssues } from '../http/transport.js';
+import { parseJson, type Transport } from '../http/transport.js';
 import { tokenResponseSchema } from '../schemas/auth.js';
 import { oauthErrorBodySchema } from '../schemas/errors.js';
+import { toIssues } from '../schemas/issues.js';
 import type { StoredToken } from './token-store.js';
 
 export const TOKEN_PATH = '/auth/token';
@@ -72,7 +73,7 @@ export async function fetchToken(
     }
     const parsed = tokenResponseSchema.safeParse(json.value);
     if (!parsed.success) {
-      throw new ResponseValidationError('POST', TOKEN_PATH, response.status, zodIssues(parsed.error));
+      throw new ResponseValidationError('POST', TOKEN_PATH, response.status, toIssues(parsed.error));
     }
     // Trusting less than a huge `expires_in` only costs an earlier refresh; trusting it would put
     // an expiry past what dates and stores hold (1e308 s is Infinity in milliseconds). A tiny one

@@ -1,5 +1,6 @@
 import { CallbackParseError } from '../errors/bridge-errors.js';
 import { type BridgeTransfer, bridgeSchemas } from '../schemas/bridge.js';
+import { formatIssues, toIssues } from '../schemas/issues.js';
 import { type BridgeCallbackKind, CALLBACK_KINDS, TRANSFER_STATES } from '../schemas/states.js';
 
 export { type BridgeCallbackKind, CALLBACK_KINDS } from '../schemas/states.js';
@@ -82,15 +83,9 @@ function parse(body: unknown, options: { strict?: boolean }): ParsedCallback {
   if (!looksLikeBridgeTransfer(value)) return { kind: 'unknown', body: value };
   const result = bridgeSchemas(options.strict ?? false).transfer.safeParse(value);
   if (!result.success) {
-    const issues = result.error.issues.map((issue) => ({
-      path: issue.path.map(String).join('.'),
-      message: issue.message,
-    }));
+    const issues = toIssues(result.error);
     throw new CallbackParseError(
-      `The bridge callback does not fit a transfer: ${issues
-        .slice(0, 3)
-        .map((issue) => `${issue.path}: ${issue.message}`)
-        .join('; ')}`,
+      `The bridge callback does not fit a transfer: ${formatIssues(issues.slice(0, 3))}`,
       issues,
     );
   }
