@@ -6,6 +6,7 @@
  */
 import { expectTypeOf } from 'vitest';
 import type { z } from 'zod';
+import type { InsufficientBalanceError, ValidationFailedError } from '../src/errors/api-error.js';
 import type {
   BridgeConstructParams,
   BridgeFeeEstimateParams,
@@ -30,6 +31,7 @@ import type {
   BridgeSendResult,
   BridgeTransfer,
 } from '../src/schemas/bridge.js';
+import type { insufficientBalanceSchema, validationFailedSchema } from '../src/schemas/errors.js';
 import type {
   BridgeCallbackKind,
   CALLBACK_KINDS,
@@ -57,6 +59,14 @@ expectTypeOf<Output<'construct'>>().toEqualTypeOf<Known<{ data: BridgeConstructR
 expectTypeOf<Output<'send'>>().toEqualTypeOf<Known<{ data: BridgeSendResult }>>();
 expectTypeOf<Output<'transferRead'>>().toEqualTypeOf<Known<{ data: BridgeTransfer }>>();
 expectTypeOf<Known<z.output<ReturnType<typeof meSchemas>>>>().toEqualTypeOf<Known<{ data: Me }>>();
+
+// Error bodies: what the schemas read is what the error classes carry.
+expectTypeOf<z.output<typeof insufficientBalanceSchema>>().toEqualTypeOf<{
+  -readonly [K in 'token' | 'required' | 'available' | 'shortfall']: InsufficientBalanceError[K];
+}>();
+expectTypeOf<z.output<typeof validationFailedSchema>['errors']>().toEqualTypeOf<
+  ValidationFailedError['errors']
+>();
 
 // The open fields stay open: a state or scope added by the service later still types.
 expectTypeOf<'settling'>().toExtend<BridgeTransfer['status']>();
