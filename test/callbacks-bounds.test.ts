@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { stateRank } from '../src/flows/wait.js';
 import {
   ArgumentError,
   type BridgeTransfer,
@@ -16,6 +15,7 @@ import {
   parseBridgeCallback,
   type TransferStatus,
 } from '../src/index.js';
+import { stateRank } from '../src/schemas/states.js';
 import { createPartnerSimulator } from '../src/testing/index.js';
 import { transfer } from './helpers/fixtures.js';
 

@@ -1,8 +1,10 @@
 import { ResponseValidationError } from '../errors/client-errors.js';
 import { apiErrorFromResponse } from '../errors/from-response.js';
 import { oauthErrorFor } from '../errors/oauth.js';
-import { parseJson, type Transport, zodIssues } from '../http/transport.js';
+import { parseJson, type Transport } from '../http/transport.js';
 import { tokenResponseSchema } from '../schemas/auth.js';
+import { oauthErrorBodySchema } from '../schemas/errors.js';
+import { toIssues } from '../schemas/issues.js';
 import type { StoredToken } from './token-store.js';
 
 export const TOKEN_PATH = '/auth/token';
@@ -71,7 +73,7 @@ export async function fetchToken(
     }
     const parsed = tokenResponseSchema.safeParse(json.value);
     if (!parsed.success) {
-      throw new ResponseValidationError('POST', TOKEN_PATH, response.status, zodIssues(parsed.error));
+      throw new ResponseValidationError('POST', TOKEN_PATH, response.status, toIssues(parsed.error));
     }
     // Trusting less than a huge `expires_in` only costs an earlier refresh; trusting it would put
     // an expiry past what dates and stores hold (1e308 s is Infinity in milliseconds). A tiny one
@@ -94,10 +96,14 @@ export async function fetchToken(
   // The OAuth shape is the endpoint's answer to a bad request or credential (400, 401); a 429 or
   // 5xx is an outage, typed by status so that it is retried, whatever its body says.
   const refused = response.status === 400 || response.status === 401;
-  if (refused && value && typeof value === 'object' && typeof value.error === 'string') {
-    const description =
-      typeof value.error_description === 'string' ? redact(value.error_description) : undefined;
-    throw oauthErrorFor(response.status, redact(value.error), description);
+  const oauth = refused ? oauthErrorBodySchema.safeParse(value) : undefined;
+  if (oauth?.success) {
+    const { error, error_description: description } = oauth.data;
+    throw oauthErrorFor(
+      response.status,
+      redact(error),
+      description === undefined ? undefined : redact(description),
+    );
   }
   throw apiErrorFromResponse({
     status: response.status,

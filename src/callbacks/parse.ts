@@ -1,17 +1,9 @@
 import { CallbackParseError } from '../errors/bridge-errors.js';
-import { type BridgeTransfer, bridgeSchemas, TRANSFER_STATES } from '../schemas/bridge.js';
+import { type BridgeTransfer, bridgeSchemas } from '../schemas/bridge.js';
+import { formatIssues, toIssues } from '../schemas/issues.js';
+import { type BridgeCallbackKind, CALLBACK_KINDS, TRANSFER_STATES } from '../schemas/states.js';
 
-/** The callback kinds of the specification, one per state that sends a callback. */
-export const CALLBACK_KINDS = [
-  'bridge_transfer_submitted',
-  'bridge_transfer_source_confirmed',
-  'bridge_transfer_delivered',
-  'bridge_transfer_refund_pending',
-  'bridge_transfer_refunded',
-  'bridge_transfer_failed',
-] as const;
-/** A callback kind: `bridge_transfer_<status>` for each state that sends a callback. */
-export type BridgeCallbackKind = (typeof CALLBACK_KINDS)[number];
+export { type BridgeCallbackKind, CALLBACK_KINDS } from '../schemas/states.js';
 
 const KINDS: ReadonlySet<string> = new Set(CALLBACK_KINDS);
 
@@ -91,15 +83,9 @@ function parse(body: unknown, options: { strict?: boolean }): ParsedCallback {
   if (!looksLikeBridgeTransfer(value)) return { kind: 'unknown', body: value };
   const result = bridgeSchemas(options.strict ?? false).transfer.safeParse(value);
   if (!result.success) {
-    const issues = result.error.issues.map((issue) => ({
-      path: issue.path.map(String).join('.'),
-      message: issue.message,
-    }));
+    const issues = toIssues(result.error);
     throw new CallbackParseError(
-      `The bridge callback does not fit a transfer: ${issues
-        .slice(0, 3)
-        .map((issue) => `${issue.path}: ${issue.message}`)
-        .join('; ')}`,
+      `The bridge callback does not fit a transfer: ${formatIssues(issues.slice(0, 3))}`,
       issues,
     );
   }

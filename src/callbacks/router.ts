@@ -2,8 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { byteCount, checkListener, durationMs, parseArgs, withMethods } from '../core/args.js';
 import { CallbackTimeoutError, type CallbackTimeoutStage } from '../errors/callback-errors.js';
-import { stateRank } from '../flows/wait.js';
-import { type BridgeTransfer, FINAL_STATES } from '../schemas/bridge.js';
+import type { BridgeTransfer } from '../schemas/bridge.js';
+import { FINAL_STATES, stateRank } from '../schemas/states.js';
 import { type CallbackRequest, createDeliveryHandler, webHandler } from './handler.js';
 import { nodeListener } from './node.js';
 import {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isPartnerError } from '../errors/base.js';
 import { ArgumentError } from '../errors/client-errors.js';
+import { toIssues } from '../schemas/issues.js';
 
 /**
  * Runs code that reads caller-supplied values. A getter or proxy that throws would otherwise escape
@@ -21,10 +22,7 @@ export function readArgs<T>(where: string, read: () => T): T {
 export function parseArgs<T extends z.ZodType>(schema: T, value: unknown, where: string): z.output<T> {
   const result = readArgs(where, () => schema.safeParse(value));
   if (result.success) return result.data;
-  throw new ArgumentError(
-    where,
-    result.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })),
-  );
+  throw new ArgumentError(where, toIssues(result.error));
 }
 
 /** An object with the named methods: a store, a router, anything the SDK calls back into. */

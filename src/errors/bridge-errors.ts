@@ -1,3 +1,4 @@
+import type { Issue } from '../schemas/issues.js';
 import { PartnerError } from './base.js';
 
 /** One failed check of a bridge batch. */
@@ -66,13 +67,9 @@ export class SubmitOutcomeUnknownError extends PartnerError {
 /** A callback body that is broken JSON or a bridge transfer with missing or mistyped fields. */
 export class CallbackParseError extends PartnerError {
   override name = 'CallbackParseError' as const;
-  readonly issues: { path: string; message: string }[];
+  readonly issues: Issue[];
 
-  constructor(
-    message: string,
-    issues: { path: string; message: string }[] = [],
-    options?: { cause?: unknown },
-  ) {
+  constructor(message: string, issues: Issue[] = [], options?: { cause?: unknown }) {
     super(message, options);
     this.issues = issues;
   }

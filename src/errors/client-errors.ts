@@ -1,11 +1,8 @@
+import { formatIssues, type Issue } from '../schemas/issues.js';
 import { PartnerError } from './base.js';
 
-/** One problem with the arguments of a call: where it is and what is wrong. */
-export interface ArgumentIssue {
-  /** Dotted path of the argument, e.g. `amount` or `authorization.r`. */
-  path: string;
-  message: string;
-}
+/** One problem with the arguments of a call: where it is (e.g. `amount`) and what is wrong. */
+export type ArgumentIssue = Issue;
 
 /**
  * Bad input caught before any request was sent: nothing reached the service.
@@ -19,8 +16,7 @@ export class ArgumentError extends PartnerError {
   readonly issues: ArgumentIssue[];
 
   constructor(where: string, issues: ArgumentIssue[], options?: { cause?: unknown }) {
-    const list = issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message));
-    super(`Invalid arguments to ${where}: ${list.join('; ')}`, options);
+    super(`Invalid arguments to ${where}: ${formatIssues(issues)}`, options);
     this.issues = issues;
   }
 }
@@ -70,10 +66,7 @@ export class AbortError extends PartnerError {
 }
 
 /** One place where a server answer did not fit the shape the SDK knows. */
-export interface ResponseIssue {
-  path: string;
-  message: string;
-}
+export type ResponseIssue = Issue;
 
 /**
  * The server answered with a status that means success, but with a body the SDK does not know
@@ -88,11 +81,7 @@ export class ResponseValidationError extends PartnerError {
   readonly issues: ResponseIssue[];
 
   constructor(method: string, path: string, status: number, issues: ResponseIssue[]) {
-    const list = issues
-      .slice(0, 5)
-      .map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message))
-      .join('; ');
-    super(`Unexpected response to ${method} ${path} (${status}): ${list}${issues.length > 5 ? '; …' : ''}`);
+    super(`Unexpected response to ${method} ${path} (${status}): ${formatIssues(issues, 5)}`);
     this.method = method;
     this.path = path;
     this.status = status;

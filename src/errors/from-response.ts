@@ -1,4 +1,10 @@
 import {
+  ENVELOPE_FIELDS,
+  errorEnvelopeSchema,
+  insufficientBalanceSchema,
+  validationFailedSchema,
+} from '../schemas/errors.js';
+import {
   ApiError,
   type ApiErrorInit,
   type AuthChallenge,
@@ -18,8 +24,7 @@ import {
 } from './api-error.js';
 import { noRedaction, type Redact, redactDeep } from './redact.js';
 
-const ENVELOPE_KEYS = new Set(['statusCode', 'error', 'code', 'message']);
-const INTEGER = /^-?\d+$/;
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set(ENVELOPE_FIELDS);
 
 /** Parses `Retry-After` as delta-seconds or an HTTP date; undefined when absent or unusable. */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
@@ -62,22 +67,6 @@ export interface ErrorResponse {
   redact?: Redact;
 }
 
-function insufficientBalanceFields(details: Record<string, unknown>) {
-  const { token, required, available, shortfall } = details;
-  if (typeof token !== 'object' || token === null) return undefined;
-  const { address, symbol, decimals } = token as Record<string, unknown>;
-  if (typeof address !== 'string' || typeof symbol !== 'string' || !Number.isInteger(decimals))
-    return undefined;
-  const figures = [required, available, shortfall];
-  if (!figures.every((figure) => typeof figure === 'string' && INTEGER.test(figure))) return undefined;
-  return {
-    token: { address, symbol, decimals: decimals as number },
-    required: BigInt(required as string),
-    available: BigInt(available as string),
-    shortfall: BigInt(shortfall as string),
-  };
-}
-
 function defaultMessage(status: number, statusText: string | undefined): string {
   return statusText ? `${status} ${statusText}` : `HTTP ${status}`;
 }
@@ -90,16 +79,16 @@ export function apiErrorFromResponse(response: ErrorResponse): ApiError {
   const { status, method, path, headers } = response;
   const redact = response.redact ?? noRedaction;
   const body = redactDeep(response.body, redact);
-  const envelope =
-    typeof body === 'object' && body !== null && !Array.isArray(body)
-      ? (body as Record<string, unknown>)
-      : undefined;
-  const code = typeof envelope?.code === 'string' ? envelope.code : undefined;
-  const statusText = typeof envelope?.error === 'string' ? envelope.error : undefined;
-  const serverMessage = typeof envelope?.message === 'string' ? envelope.message : undefined;
+  const parsed = errorEnvelopeSchema.safeParse(body);
+  const envelope = parsed.success ? parsed.data : undefined;
+  const code = envelope?.code;
+  const statusText = envelope?.error;
+  const serverMessage = envelope?.message;
+  // The extra fields as sent (the parsed copy would lose an own `__proto__` key).
   const details: Record<string, unknown> = {};
   if (envelope)
-    for (const [key, value] of Object.entries(envelope)) if (!ENVELOPE_KEYS.has(key)) details[key] = value;
+    for (const [key, value] of Object.entries(body as object))
+      if (!ENVELOPE_KEYS.has(key)) details[key] = value;
 
   const init: ApiErrorInit = {
     status,
@@ -114,14 +103,13 @@ export function apiErrorFromResponse(response: ErrorResponse): ApiError {
 
   switch (code) {
     case 'VALIDATION_FAILED': {
-      const errors = Array.isArray(details.errors)
-        ? details.errors.filter((entry): entry is string => typeof entry === 'string')
-        : (serverMessage?.split('; ') ?? []);
+      const extra = validationFailedSchema.safeParse(details);
+      const errors = extra.success ? extra.data.errors : (serverMessage?.split('; ') ?? []);
       return new ValidationFailedError({ ...init, errors });
     }
     case 'INSUFFICIENT_BALANCE': {
-      const fields = insufficientBalanceFields(details);
-      if (fields) return new InsufficientBalanceError({ ...init, ...fields });
+      const fields = insufficientBalanceSchema.safeParse(details);
+      if (fields.success) return new InsufficientBalanceError({ ...init, ...fields.data });
       break;
     }
     case 'WALLET_NOT_LINKED':

@@ -3,7 +3,7 @@ import type { RequestOptions } from '../core/request-options.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import type { BridgeSigner, SignedBridgeBatch } from '../onchain/sign.js';
 import type { BridgeBatchSummary, VerifyBridgeBatchOptions } from '../onchain/verify.js';
-import { constructArgs } from '../resources/params.js';
+import { type BridgeConstructParams, constructArgs } from '../resources/params.js';
 import type { BridgeConstructResult, BridgeQuote, BridgeRoute } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
 import { withSubmitIds } from './submit.js';
@@ -17,10 +17,7 @@ export type ExecuteProgress =
   | { step: 'submitted'; transferId: string; userOpHash: Hex };
 
 /** What `bridge.execute` takes: the construct arguments, the signer, and optional verify options and progress callback. */
-export type BridgeExecuteParams = (
-  | { userId: string; routeId: string; amount: string | number; maxAmount?: false }
-  | { userId: string; routeId: string; maxAmount: true; amount?: undefined }
-) & {
+export type BridgeExecuteParams = BridgeConstructParams & {
   /** Signs for the user's wallet; its address must be the wallet the batch is built for. */
   signer: BridgeSigner;
   /** Allow-lists and margins of the verification. */

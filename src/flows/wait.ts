@@ -1,32 +1,16 @@
 import type { RequestOptions } from '../core/request-options.js';
 import { AbortError, TimeoutError } from '../errors/client-errors.js';
 import { sleep } from '../http/abort.js';
-import { type BridgeTransfer, FINAL_STATES, type TransferStatus } from '../schemas/bridge.js';
-
-/** Where each state sits on the way to a final one; states on one rank are alternatives. */
-const RANK: Record<string, number> = {
-  pending: 0,
-  submitted: 1,
-  source_confirmed: 2,
-  refund_pending: 3,
-  delivered: 4,
-  refunded: 4,
-  failed: 4,
-  expired: 4,
-};
-
-/** The order of a state for "never backwards" decisions; unknown states rank as undefined. */
-export function stateRank(status: TransferStatus): number | undefined {
-  return RANK[status];
-}
+import type { BridgeTransfer } from '../schemas/bridge.js';
+import { FINAL_STATES, stateRank, type TransferStatus } from '../schemas/states.js';
 
 /** True once `status` is `until`, a final state, or a state that can only come after `until`. */
 export function hasReached(status: TransferStatus, until: TransferStatus | undefined): boolean {
   if (FINAL_STATES.has(status)) return true;
   if (until === undefined) return false;
   if (status === until) return true;
-  const at = RANK[status];
-  const target = RANK[until];
+  const at = stateRank(status);
+  const target = stateRank(until);
   return at !== undefined && target !== undefined && at > target;
 }
 

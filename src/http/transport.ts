@@ -6,12 +6,12 @@ import { isPartnerError } from '../errors/base.js';
 import {
   AbortError,
   ConnectionError,
-  type ResponseIssue,
   ResponseValidationError,
   TimeoutError,
 } from '../errors/client-errors.js';
 import { apiErrorFromResponse } from '../errors/from-response.js';
 import { type Redact, redactor, safeCause } from '../errors/redact.js';
+import { type IssueList, toIssues } from '../schemas/issues.js';
 import { readText } from './body.js';
 import { type RetryPolicy, withRetries } from './retry.js';
 
@@ -91,17 +91,7 @@ function isResponse(value: unknown): value is Response {
 
 /** Anything with zod's `safeParse` shape: a zod schema, or a hand-written reader of a body. */
 export interface Parser<T> {
-  safeParse(
-    value: unknown,
-  ):
-    | { success: true; data: T }
-    | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
-}
-
-export function zodIssues(error: {
-  issues: readonly { path: readonly PropertyKey[]; message: string }[];
-}): ResponseIssue[] {
-  return error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
+  safeParse(value: unknown): { success: true; data: T } | { success: false; error: IssueList };
 }
 
 export function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
@@ -377,7 +367,7 @@ export class Transport {
     }
     const result = spec.schema.safeParse(json.value);
     if (!result.success) {
-      throw new ResponseValidationError(spec.method, label, response.status, zodIssues(result.error));
+      throw new ResponseValidationError(spec.method, label, response.status, toIssues(result.error));
     }
     return result.data;
   }

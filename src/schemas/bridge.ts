@@ -14,6 +14,9 @@ import {
   record,
   timestamp,
 } from './common.js';
+import { TRANSFER_STATES, type TransferStatus } from './states.js';
+
+export { FINAL_STATES, type KnownTransferStatus, TRANSFER_STATES, type TransferStatus } from './states.js';
 
 /** One side of a route. Decimals may differ between the two sides. */
 export interface TokenSide {
@@ -142,24 +145,6 @@ export interface BridgeSendResult {
   transferId: string;
 }
 
-/** Every transfer state the specification names, in the order a transfer can pass them. */
-export const TRANSFER_STATES = [
-  'pending',
-  'submitted',
-  'source_confirmed',
-  'delivered',
-  'refund_pending',
-  'refunded',
-  'failed',
-  'expired',
-] as const;
-/** A transfer state the specification names. */
-export type KnownTransferStatus = (typeof TRANSFER_STATES)[number];
-/** A transfer state; a state added by the service later arrives as its string. */
-export type TransferStatus = KnownTransferStatus | (string & {});
-/** States after which a transfer never changes. */
-export const FINAL_STATES: ReadonlySet<string> = new Set(['delivered', 'refunded', 'failed', 'expired']);
-
 /** One side of a transfer: chain, token and amount in that token's decimals. */
 export interface TransferSide {
   chain: string;
@@ -286,23 +271,21 @@ function build(strict: boolean) {
   });
   const feeEstimate = z.looseObject({
     finalAmount: decimalString,
-    feePercent: z.union([z.number(), z.string()]).optional(),
-    systemFeeUsd: z.union([z.number(), z.string()]).optional(),
+    feePercent: z.union([z.number(), z.string()]).exactOptional(),
+    systemFeeUsd: z.union([z.number(), z.string()]).exactOptional(),
   });
   const data = <T extends z.ZodType>(payload: T) => record(strict, { data: payload });
   const constructResult = record(strict, { transferId: z.string(), intentId: z.string(), bundle, quote });
   return {
-    transfer: transfer as z.ZodType<BridgeTransfer>,
-    route: route as z.ZodType<BridgeRoute>,
-    constructResult: constructResult as z.ZodType<BridgeConstructResult>,
-    routes: data(z.array(route)) as z.ZodType<{ data: BridgeRoute[] }>,
-    quote: data(quote) as z.ZodType<{ data: BridgeQuote }>,
-    feeEstimate: data(feeEstimate) as z.ZodType<{ data: BridgeFeeEstimate }>,
-    construct: data(constructResult) as z.ZodType<{ data: BridgeConstructResult }>,
-    send: data(record(strict, { userOpHash: hash32, transferId: z.string() })) as z.ZodType<{
-      data: BridgeSendResult;
-    }>,
-    transferRead: data(transfer) as z.ZodType<{ data: BridgeTransfer }>,
+    transfer,
+    route,
+    constructResult,
+    routes: data(z.array(route)),
+    quote: data(quote),
+    feeEstimate: data(feeEstimate),
+    construct: data(constructResult),
+    send: data(record(strict, { userOpHash: hash32, transferId: z.string() })),
+    transferRead: data(transfer),
   };
 }
 

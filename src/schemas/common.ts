@@ -16,15 +16,17 @@ export const HASH32_PATTERN = /^0x[0-9a-fA-F]{64}$/;
 
 export const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'expected a non-negative decimal string');
 export const rawAmountString = z.string().regex(/^\d+$/, 'expected a base-unit integer string');
-export const address = z
-  .string()
-  .regex(ADDRESS_PATTERN, 'expected a 20-byte hex address') as unknown as z.ZodType<Address>;
-export const hex = z
-  .string()
-  .regex(/^0x[0-9a-fA-F]*$/, 'expected a 0x-prefixed hex string') as unknown as z.ZodType<Hex>;
-export const hash32 = z
-  .string()
-  .regex(HASH32_PATTERN, 'expected a 32-byte hex string') as unknown as z.ZodType<Hex>;
+/**
+ * A string that matches `pattern`, typed `T` (e.g. a `0x${string}` template type) by that very
+ * test, so the schema's output type needs no cast.
+ */
+export function matching<T extends string>(base: z.ZodString, pattern: RegExp, message: string) {
+  return base.refine((value): value is T => pattern.test(value), message);
+}
+
+export const address = matching<Address>(z.string(), ADDRESS_PATTERN, 'expected a 20-byte hex address');
+export const hex = matching<Hex>(z.string(), /^0x[0-9a-fA-F]*$/, 'expected a 0x-prefixed hex string');
+export const hash32 = matching<Hex>(z.string(), HASH32_PATTERN, 'expected a 32-byte hex string');
 export const timestamp = z.iso.datetime({ offset: true });
 export const nonNegativeInt = z.int().nonnegative();
 

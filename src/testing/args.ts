@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { durationMs } from '../core/args.js';
 import { type BridgeTransfer, bridgeSchemas, TRANSFER_STATES } from '../schemas/bridge.js';
-import { ADDRESS_PATTERN, type Address, type Hex } from '../schemas/common.js';
+import { ADDRESS_PATTERN, type Address, type Hex, matching } from '../schemas/common.js';
 
 /*
  * The argument schemas of the testing entry, one per public function and simulator method. They are
@@ -11,12 +11,16 @@ import { ADDRESS_PATTERN, type Address, type Hex } from '../schemas/common.js';
 
 // Not the SDK's `nonEmptyString`: that one trims, and the simulator keeps ids and scopes exactly.
 const text = z.string({ error: 'must be a string' }).min(1, 'must not be empty');
-const address = z
-  .string({ error: 'must be a string' })
-  .regex(ADDRESS_PATTERN, 'must be a 0x-prefixed 20-byte hex address') as unknown as z.ZodType<Address>;
-const hexData = z
-  .string({ error: 'must be a string' })
-  .regex(/^0x([0-9a-fA-F]{2})*$/, 'must be 0x-prefixed hex of whole bytes') as unknown as z.ZodType<Hex>;
+const address = matching<Address>(
+  z.string({ error: 'must be a string' }),
+  ADDRESS_PATTERN,
+  'must be a 0x-prefixed 20-byte hex address',
+);
+const hexData = matching<Hex>(
+  z.string({ error: 'must be a string' }),
+  /^0x([0-9a-fA-F]{2})*$/,
+  'must be 0x-prefixed hex of whole bytes',
+);
 /** What `BigInt()` takes without throwing: a non-empty hex or decimal literal, a bigint or an integer. */
 const quantity = z.union(
   [z.string().regex(/^(0x[0-9a-fA-F]+|\d+)$/), z.bigint().nonnegative(), z.int().nonnegative()],

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { CALLBACK_KINDS } from '../../callbacks/parse.js';
 import type { BridgeBundle, BridgeQuote, BridgeTransfer, TransferStatus } from '../../schemas/bridge.js';
+import { CALLBACK_STATES, TRANSITIONS } from '../../schemas/states.js';
 import type { SimCallbacks } from './callbacks.js';
 import type { SimClock } from './common.js';
 import { HttpFailure, validation } from './envelope.js';
@@ -31,15 +31,6 @@ export interface TransferRecord {
 
 /** Timers of `autoAdvance`, as `SimulatorOptions` takes them. */
 export type AutoAdvance = boolean | { sourceConfirmedMs?: number; deliveredMs?: number } | undefined;
-
-const TRANSITIONS: Record<string, readonly string[]> = {
-  pending: ['submitted', 'expired'],
-  submitted: ['source_confirmed', 'failed'],
-  source_confirmed: ['delivered', 'refund_pending'],
-  refund_pending: ['refunded'],
-};
-/** The states that send a callback: `bridge_transfer_<status>` for each callback kind. */
-const CALLBACK_STATES = new Set<string>(CALLBACK_KINDS.map((kind) => kind.slice('bridge_transfer_'.length)));
 
 export class SimTransfers {
   readonly transfers = new Map<string, TransferRecord>();
