@@ -577,13 +577,16 @@ describe('transfers.wait', () => {
     expect(done.status).toBe('refunded');
   });
 
-  it('gives up after timeoutMs, and stops on abort', async () => {
+  it('gives up after totalTimeoutMs, and stops on abort', async () => {
     const service = mockService({
       routes: { 'GET /bridge/transfers/tr_1': () => json({ data: transfer({ status: 'submitted' }) }) },
     });
     const client = makeClient(service);
     await expect(
-      client.bridge.transfers.wait({ userId: 'u', transferId: 'tr_1' }, { timeoutMs: 30, pollIntervalMs: 5 }),
+      client.bridge.transfers.wait(
+        { userId: 'u', transferId: 'tr_1' },
+        { totalTimeoutMs: 30, pollIntervalMs: 5 },
+      ),
     ).rejects.toBeInstanceOf(TimeoutError);
     const controller = new AbortController();
     const pending = client.bridge.transfers.wait(
@@ -592,6 +595,27 @@ describe('transfers.wait', () => {
     );
     setTimeout(() => controller.abort(), 10);
     await expect(pending).rejects.toBeInstanceOf(AbortError);
+  });
+
+  it('takes the deprecated timeoutMs as the whole wait, and refuses it beside totalTimeoutMs', async () => {
+    const service = mockService({
+      routes: { 'GET /bridge/transfers/tr_1': () => json({ data: transfer({ status: 'submitted' }) }) },
+    });
+    const client = makeClient(service);
+    await expect(
+      client.bridge.transfers.wait({ userId: 'u', transferId: 'tr_1' }, { timeoutMs: 30, pollIntervalMs: 5 }),
+    ).rejects.toBeInstanceOf(TimeoutError);
+    const reads = service.count('GET /bridge/transfers/tr_1');
+    await expect(
+      client.bridge.transfers.wait(
+        { userId: 'u', transferId: 'tr_1' },
+        { timeoutMs: 30, totalTimeoutMs: 30, pollIntervalMs: 5 },
+      ),
+    ).rejects.toMatchObject({
+      name: 'ArgumentError',
+      issues: [expect.objectContaining({ path: 'timeoutMs' })],
+    });
+    expect(service.count('GET /bridge/transfers/tr_1')).toBe(reads);
   });
 
   it('gives up at the deadline even when reads never wait on I/O', async () => {

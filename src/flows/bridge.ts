@@ -32,7 +32,7 @@ export class Transfers extends TransfersResource {
    * the state named by `until` (or one after it), reading it with growing intervals.
    *
    * @example
-   * const done = await client.bridge.transfers.wait({ userId, transferId }, { timeoutMs: 300_000 });
+   * const done = await client.bridge.transfers.wait({ userId, transferId }, { totalTimeoutMs: 300_000 });
    * const viaCallbacks = await client.bridge.transfers.wait({ userId, transferId }, { router });
    * if (done.status !== 'delivered') console.warn(done.status, done.failureReason);
    */

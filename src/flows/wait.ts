@@ -20,7 +20,7 @@ export interface TransferSource {
   off(event: 'transfer', listener: (transfer: BridgeTransfer) => void): unknown;
 }
 
-/** Options of `bridge.transfers.wait`; `timeoutMs` here bounds the whole wait, not one read. */
+/** Options of `bridge.transfers.wait`: `totalTimeoutMs` bounds the whole wait. */
 export interface WaitOptions extends Omit<RequestOptions, 'timeoutMs'> {
   /**
    * Wake up on callbacks as they arrive through this router; reads continue as a fallback, at
@@ -35,6 +35,14 @@ export interface WaitOptions extends Omit<RequestOptions, 'timeoutMs'> {
   /**
    * How long to wait in all before giving up with a `TimeoutError`.
    * @default 600000 (10 minutes)
+   * @example
+   * await client.bridge.transfers.wait({ userId, transferId }, { totalTimeoutMs: 30 * 60_000 });
+   */
+  totalTimeoutMs?: number;
+  /**
+   * @deprecated Use `totalTimeoutMs`. In this release `timeoutMs` still bounds the whole wait, as it
+   * did; in the next one it will mean what it means for every other method, the time of one read.
+   * Giving both is an `ArgumentError`.
    */
   timeoutMs?: number;
   /**
@@ -60,7 +68,7 @@ export async function pollTransfer(
   params: WaitParams,
   options: WaitOptions = {},
 ): Promise<BridgeTransfer> {
-  const total = options.timeoutMs ?? 600_000;
+  const total = options.totalTimeoutMs ?? options.timeoutMs ?? 600_000;
   const deadline = Date.now() + total;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), total);

@@ -131,8 +131,15 @@ export const waitArgs = z.strictObject({
   until: z.enum(TRANSFER_STATES, { error: `must be one of ${TRANSFER_STATES.join(', ')}` }).optional(),
 });
 
-export const waitOptionsSchema = requestOptionsSchema.extend({
-  router: withMethods(['on', 'off'], 'must have on and off methods (a callback router)').optional(),
-  pollIntervalMs: durationMs.optional(),
-  maxPollIntervalMs: durationMs.optional(),
-});
+export const waitOptionsSchema = requestOptionsSchema
+  .extend({
+    router: withMethods(['on', 'off'], 'must have on and off methods (a callback router)').optional(),
+    totalTimeoutMs: durationMs.optional(),
+    pollIntervalMs: durationMs.optional(),
+    maxPollIntervalMs: durationMs.optional(),
+  })
+  // `timeoutMs` is the deprecated name of `totalTimeoutMs` here: two answers to one question.
+  .refine((options) => options.timeoutMs === undefined || options.totalTimeoutMs === undefined, {
+    path: ['timeoutMs'],
+    message: 'is the deprecated name of totalTimeoutMs: give totalTimeoutMs only',
+  });
