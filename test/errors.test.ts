@@ -239,7 +239,7 @@ describe('guards', () => {
     expect(isApiError(foreign, 'INTENT_NOT_FOUND')).toBe(true);
     const local = await errorOf(() => envelopeError(400, 'X', 'x'));
     expect(copy.isApiError(local, 'X')).toBe(true);
-    expect(copy.isPartnerError(new copy.ArgumentError('x', []))).toBe(true);
-    expect(isApiError(new copy.ArgumentError('x', []))).toBe(false);
+    expect(copy.isPartnerError(new copy.ArgumentError({ where: 'x', issues: [] }))).toBe(true);
+    expect(isApiError(new copy.ArgumentError({ where: 'x', issues: [] }))).toBe(false);
   });
 });

@@ -68,7 +68,7 @@ export class BearerAuth implements RequestHook, DataTransport {
       tokens.get(call),
       timeoutMs - (performance.now() - started),
       options?.signal,
-      () => new TimeoutError(method, label, timeoutMs),
+      () => new TimeoutError({ method, path: label, timeoutMs }),
       () => new AbortError({ cause: options?.signal?.reason }),
     );
   }

@@ -67,13 +67,21 @@ export async function fetchToken(
   const json = parseJson(response.text);
   if (response.status >= 200 && response.status < 300) {
     if (!json.ok) {
-      throw new ResponseValidationError('POST', TOKEN_PATH, response.status, [
-        { path: '', message: 'the body is not JSON' },
-      ]);
+      throw new ResponseValidationError({
+        method: 'POST',
+        path: TOKEN_PATH,
+        status: response.status,
+        issues: [{ path: '', message: 'the body is not JSON' }],
+      });
     }
     const parsed = tokenResponseSchema.safeParse(json.value);
     if (!parsed.success) {
-      throw new ResponseValidationError('POST', TOKEN_PATH, response.status, toIssues(parsed.error));
+      throw new ResponseValidationError({
+        method: 'POST',
+        path: TOKEN_PATH,
+        status: response.status,
+        issues: toIssues(parsed.error),
+      });
     }
     // Trusting less than a huge `expires_in` only costs an earlier refresh; trusting it would put
     // an expiry past what dates and stores hold (1e308 s is Infinity in milliseconds). A tiny one

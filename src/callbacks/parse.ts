@@ -25,7 +25,7 @@ function decode(body: unknown): unknown {
     try {
       return JSON.parse(text);
     } catch (error) {
-      throw new CallbackParseError('The callback body is not JSON', [], { cause: error });
+      throw new CallbackParseError({ message: 'The callback body is not JSON', issues: [], cause: error });
     }
   }
   return body;
@@ -72,7 +72,9 @@ export function parseBridgeCallback(body: unknown, options: { strict?: boolean }
   } catch (error) {
     if (error instanceof CallbackParseError) throw error;
     // A Proxy or a throwing getter: what the caller handed over cannot be read.
-    throw new CallbackParseError('The callback body could not be read: reading it threw', [], {
+    throw new CallbackParseError({
+      message: 'The callback body could not be read: reading it threw',
+      issues: [],
       cause: error,
     });
   }
@@ -84,10 +86,10 @@ function parse(body: unknown, options: { strict?: boolean }): ParsedCallback {
   const result = bridgeSchemas(options.strict ?? false).transfer.safeParse(value);
   if (!result.success) {
     const issues = toIssues(result.error);
-    throw new CallbackParseError(
-      `The bridge callback does not fit a transfer: ${formatIssues(issues.slice(0, 3))}`,
+    throw new CallbackParseError({
+      message: `The bridge callback does not fit a transfer: ${formatIssues(issues.slice(0, 3))}`,
       issues,
-    );
+    });
   }
   const transfer = result.data;
   const kind = `bridge_transfer_${transfer.status}`;

@@ -59,7 +59,10 @@ function decimalsOf(token: number | { decimals: number }, where: string): number
         : undefined,
   );
   if (typeof decimals !== 'number' || !Number.isInteger(decimals) || decimals < 0 || decimals > 255) {
-    throw new ArgumentError(where, [{ path: 'decimals', message: 'must be an integer from 0 to 255' }]);
+    throw new ArgumentError({
+      where,
+      issues: [{ path: 'decimals', message: 'must be an integer from 0 to 255' }],
+    });
   }
   return decimals;
 }
@@ -83,19 +86,23 @@ export function toRawAmount(amount: string | number, token: number | { decimals:
         ? amount.trim()
         : '';
   if (!/^\d+(\.\d+)?$/.test(text)) {
-    throw new ArgumentError('toRawAmount', [
-      { path: 'amount', message: `not a decimal amount: ${shown(amount)}` },
-    ]);
+    throw new ArgumentError({
+      where: 'toRawAmount',
+      issues: [{ path: 'amount', message: `not a decimal amount: ${shown(amount)}` }],
+    });
   }
   const [whole = '0', fraction = ''] = text.split('.');
   const trimmed = fraction.replace(/0+$/, '');
   if (trimmed.length > decimals) {
-    throw new ArgumentError('toRawAmount', [
-      {
-        path: 'amount',
-        message: `${text} has more than ${decimals} fractional digits; it would need rounding`,
-      },
-    ]);
+    throw new ArgumentError({
+      where: 'toRawAmount',
+      issues: [
+        {
+          path: 'amount',
+          message: `${text} has more than ${decimals} fractional digits; it would need rounding`,
+        },
+      ],
+    });
   }
   return BigInt(whole + trimmed.padEnd(decimals, '0'));
 }
@@ -110,9 +117,10 @@ export function toRawAmount(amount: string | number, token: number | { decimals:
 export function fromRawAmount(raw: bigint | string, token: number | { decimals: number }): string {
   const decimals = decimalsOf(token, 'fromRawAmount');
   if (typeof raw !== 'bigint' && (typeof raw !== 'string' || !/^-?\d+$/.test(raw))) {
-    throw new ArgumentError('fromRawAmount', [
-      { path: 'raw', message: `not a base-unit integer: ${shown(raw)}` },
-    ]);
+    throw new ArgumentError({
+      where: 'fromRawAmount',
+      issues: [{ path: 'raw', message: `not a base-unit integer: ${shown(raw)}` }],
+    });
   }
   const value = BigInt(raw);
   const negative = value < 0n;

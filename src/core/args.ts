@@ -12,7 +12,9 @@ export function readArgs<T>(where: string, read: () => T): T {
     return read();
   } catch (error) {
     if (isPartnerError(error)) throw error;
-    throw new ArgumentError(where, [{ path: '', message: 'could not be read: reading them threw' }], {
+    throw new ArgumentError({
+      where,
+      issues: [{ path: '', message: 'could not be read: reading them threw' }],
       cause: error,
     });
   }
@@ -22,7 +24,7 @@ export function readArgs<T>(where: string, read: () => T): T {
 export function parseArgs<T extends z.ZodType>(schema: T, value: unknown, where: string): z.output<T> {
   const result = readArgs(where, () => schema.safeParse(value));
   if (result.success) return result.data;
-  throw new ArgumentError(where, toIssues(result.error));
+  throw new ArgumentError({ where, issues: toIssues(result.error) });
 }
 
 /** An object with the named methods: a store, a router, anything the SDK calls back into. */
@@ -94,5 +96,5 @@ export function checkListener(
       issues.push({ path: 'event', message: `must be one of ${events.join(', ')}` });
     if (typeof listener !== 'function') issues.push({ path: 'listener', message: 'must be a function' });
   });
-  if (issues.length > 0) throw new ArgumentError(where, issues);
+  if (issues.length > 0) throw new ArgumentError({ where, issues });
 }

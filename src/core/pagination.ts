@@ -28,9 +28,10 @@ export class Page<T> implements AsyncIterable<T> {
   getNextPage(): Promise<Page<T>> {
     if (this.nextCursor === null) {
       return Promise.reject(
-        new ArgumentError('Page.getNextPage', [
-          { path: '', message: 'this is the last page: check hasNextPage() first' },
-        ]),
+        new ArgumentError({
+          where: 'Page.getNextPage',
+          issues: [{ path: '', message: 'this is the last page: check hasNextPage() first' }],
+        }),
       );
     }
     return this.#fetchPage(this.nextCursor);
@@ -65,9 +66,10 @@ export class PagePromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
 
   constructor(load: () => Promise<Page<T>>) {
     if (typeof load !== 'function') {
-      throw new ArgumentError('PagePromise', [
-        { path: 'load', message: 'must be a function returning a page' },
-      ]);
+      throw new ArgumentError({
+        where: 'PagePromise',
+        issues: [{ path: 'load', message: 'must be a function returning a page' }],
+      });
     }
     this.#load = load;
   }

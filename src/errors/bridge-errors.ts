@@ -20,7 +20,7 @@ export class BatchVerificationError extends PartnerError {
   override name = 'BatchVerificationError' as const;
   readonly issues: VerificationIssue[];
 
-  constructor(issues: VerificationIssue[]) {
+  constructor({ issues }: { issues: VerificationIssue[] }) {
     const first = issues
       .slice(0, 3)
       .map((issue) => `${issue.check}: ${issue.message}`)
@@ -69,8 +69,8 @@ export class CallbackParseError extends PartnerError {
   override name = 'CallbackParseError' as const;
   readonly issues: Issue[];
 
-  constructor(message: string, issues: Issue[] = [], options?: { cause?: unknown }) {
-    super(message, options);
+  constructor({ message, issues = [], cause }: { message: string; issues?: Issue[]; cause?: unknown }) {
+    super(message, { cause });
     this.issues = issues;
   }
 }
@@ -78,4 +78,8 @@ export class CallbackParseError extends PartnerError {
 /** The signer failed, or produced a signature that does not recover to its own address. Nothing was sent. */
 export class SigningError extends PartnerError {
   override name = 'SigningError' as const;
+
+  constructor({ message, cause }: { message: string; cause?: unknown }) {
+    super(message, { cause });
+  }
 }

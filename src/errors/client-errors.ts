@@ -15,8 +15,8 @@ export class ArgumentError extends PartnerError {
   override name = 'ArgumentError' as const;
   readonly issues: ArgumentIssue[];
 
-  constructor(where: string, issues: ArgumentIssue[], options?: { cause?: unknown }) {
-    super(`Invalid arguments to ${where}: ${formatIssues(issues)}`, options);
+  constructor({ where, issues, cause }: { where: string; issues: ArgumentIssue[]; cause?: unknown }) {
+    super(`Invalid arguments to ${where}: ${formatIssues(issues)}`, { cause });
     this.issues = issues;
   }
 }
@@ -31,8 +31,8 @@ export class ConnectionError extends PartnerError {
   readonly method: string;
   readonly path: string;
 
-  constructor(method: string, path: string, options?: { cause?: unknown }) {
-    super(`Connection error on ${method} ${path}`, options);
+  constructor({ method, path, cause }: { method: string; path: string; cause?: unknown }) {
+    super(`Connection error on ${method} ${path}`, { cause });
     this.method = method;
     this.path = path;
   }
@@ -45,7 +45,7 @@ export class TimeoutError extends PartnerError {
   readonly path: string;
   readonly timeoutMs: number;
 
-  constructor(method: string, path: string, timeoutMs: number) {
+  constructor({ method, path, timeoutMs }: { method: string; path: string; timeoutMs: number }) {
     super(`${method} ${path} timed out after ${timeoutMs} ms`);
     this.method = method;
     this.path = path;
@@ -80,7 +80,17 @@ export class ResponseValidationError extends PartnerError {
   readonly status: number;
   readonly issues: ResponseIssue[];
 
-  constructor(method: string, path: string, status: number, issues: ResponseIssue[]) {
+  constructor({
+    method,
+    path,
+    status,
+    issues,
+  }: {
+    method: string;
+    path: string;
+    status: number;
+    issues: ResponseIssue[];
+  }) {
     super(`Unexpected response to ${method} ${path} (${status}): ${formatIssues(issues, 5)}`);
     this.method = method;
     this.path = path;

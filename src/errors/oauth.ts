@@ -15,7 +15,15 @@ export class OAuthError extends PartnerError {
    */
   readonly retryAfterMs: number | undefined = undefined;
 
-  constructor(status: number, error: string, errorDescription?: string) {
+  constructor({
+    status,
+    error,
+    errorDescription,
+  }: {
+    status: number;
+    error: string;
+    errorDescription?: string | undefined;
+  }) {
     super(`Token request failed (${status} ${error})${errorDescription ? `: ${errorDescription}` : ''}`);
     this.status = status;
     this.error = error;
@@ -52,5 +60,5 @@ const OAUTH_CLASSES: Record<string, typeof OAuthError> = {
 
 export function oauthErrorFor(status: number, error: string, errorDescription?: string): OAuthError {
   const Class = OAUTH_CLASSES[error] ?? OAuthError;
-  return new Class(status, error, errorDescription);
+  return new Class({ status, error, errorDescription });
 }

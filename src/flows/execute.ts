@@ -77,12 +77,16 @@ export async function executeBridge(
   const args = parseArgs(constructArgs, request, 'bridge.execute');
   options = parseOptions(requestOptionsSchema, options, 'bridge.execute');
   if (wallet === undefined) {
-    throw new ArgumentError('bridge.execute', [
-      { path: 'signer', message: 'must have an address and signMessage' },
-    ]);
+    throw new ArgumentError({
+      where: 'bridge.execute',
+      issues: [{ path: 'signer', message: 'must have an address and signMessage' }],
+    });
   }
   if (onProgress !== undefined && typeof onProgress !== 'function') {
-    throw new ArgumentError('bridge.execute', [{ path: 'onProgress', message: 'must be a function' }]);
+    throw new ArgumentError({
+      where: 'bridge.execute',
+      issues: [{ path: 'onProgress', message: 'must be a function' }],
+    });
   }
   // An observer cannot change the outcome: a throw after the submit would lose the transfer id.
   const report = (progress: ExecuteProgress) => {
@@ -93,9 +97,10 @@ export async function executeBridge(
 
   const route = await steps.route(args.routeId, options);
   if (!route) {
-    throw new ArgumentError('bridge.execute', [
-      { path: 'routeId', message: `no route ${args.routeId} in bridge.routes()` },
-    ]);
+    throw new ArgumentError({
+      where: 'bridge.execute',
+      issues: [{ path: 'routeId', message: `no route ${args.routeId} in bridge.routes()` }],
+    });
   }
   report({ step: 'route', route });
   const construct = await steps.construct(request, options);

@@ -78,7 +78,7 @@ export async function pollTransfer(
   const stopped = () =>
     options.signal?.aborted
       ? new AbortError({ cause: options.signal.reason })
-      : new TimeoutError('GET', path, total);
+      : new TimeoutError({ method: 'GET', path, timeoutMs: total });
   const router = options.router;
   let delay = options.pollIntervalMs ?? (router ? 15_000 : 2_000);
   const maxDelay = options.maxPollIntervalMs ?? (router ? 60_000 : 15_000);

@@ -200,7 +200,7 @@ export class Transport {
     const budgetMs = timeoutMs - spentMs;
     const signal = options?.signal;
     if (signal?.aborted) throw new AbortError({ cause: signal.reason });
-    if (budgetMs <= 0) throw new TimeoutError(request.method, label, timeoutMs);
+    if (budgetMs <= 0) throw new TimeoutError({ method: request.method, path: label, timeoutMs });
     // From here on the request may reach the service: a submit's outcome is no longer known.
     request.onSent?.();
     const started = performance.now();
@@ -209,12 +209,16 @@ export class Transport {
     let status: number | undefined;
     let requestId: string | undefined;
     let failure: unknown;
-    const timedOut = () => new TimeoutError(request.method, label, timeoutMs);
+    const timedOut = () => new TimeoutError({ method: request.method, path: label, timeoutMs });
     const aborted = () => new AbortError({ cause: signal?.reason });
     // What a custom fetch threw may hold the Request (and with it the authorization header): only
     // a redacted copy of its name, message and code is kept.
     const broken = (cause: unknown) =>
-      new ConnectionError(request.method, label, { cause: safeCause(cause, this.redaction(request)) });
+      new ConnectionError({
+        method: request.method,
+        path: label,
+        cause: safeCause(cause, this.redaction(request)),
+      });
     try {
       let response: Response;
       try {
@@ -246,12 +250,17 @@ export class Transport {
         { timedOut, aborted, broken },
       );
       if (text === undefined && status >= 200 && status < 300) {
-        throw new ResponseValidationError(request.method, label, status, [
-          {
-            path: '',
-            message: `the body is longer than maxResponseBytes (${this.#config.maxResponseBytes})`,
-          },
-        ]);
+        throw new ResponseValidationError({
+          method: request.method,
+          path: label,
+          status,
+          issues: [
+            {
+              path: '',
+              message: `the body is longer than maxResponseBytes (${this.#config.maxResponseBytes})`,
+            },
+          ],
+        });
       }
       // An oversized error page is dropped: the status alone still types the error.
       return { status, headers: response.headers, text: text ?? '' } satisfies RawResponse;
@@ -361,13 +370,21 @@ export class Transport {
   #parse<T>(spec: DataRequest<T>, label: string, response: RawResponse): T {
     const json = parseJson(response.text);
     if (!json.ok) {
-      throw new ResponseValidationError(spec.method, label, response.status, [
-        { path: '', message: 'the body is not JSON' },
-      ]);
+      throw new ResponseValidationError({
+        method: spec.method,
+        path: label,
+        status: response.status,
+        issues: [{ path: '', message: 'the body is not JSON' }],
+      });
     }
     const result = spec.schema.safeParse(json.value);
     if (!result.success) {
-      throw new ResponseValidationError(spec.method, label, response.status, toIssues(result.error));
+      throw new ResponseValidationError({
+        method: spec.method,
+        path: label,
+        status: response.status,
+        issues: toIssues(result.error),
+      });
     }
     return result.data;
   }

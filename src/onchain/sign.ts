@@ -124,41 +124,50 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
     };
   });
   if (input.verified !== undefined && input.unverified !== undefined) {
-    throw new ArgumentError('signBridgeBatch', [
-      { path: 'unverifiedBundle', message: 'give either verified or unverifiedBundle, not both' },
-    ]);
+    throw new ArgumentError({
+      where: 'signBridgeBatch',
+      issues: [{ path: 'unverifiedBundle', message: 'give either verified or unverifiedBundle, not both' }],
+    });
   }
   if (input.unverified === undefined && !input.record) {
-    throw new ArgumentError('signBridgeBatch', [
-      input.verified === undefined
-        ? {
-            path: 'verified',
-            message:
-              'is required: pass what verifyBridgeBatch returned (to sign a bundle nobody verified, pass it as unverifiedBundle)',
-          }
-        : { path: 'verified', message: 'is not a batch returned by verifyBridgeBatch' },
-    ]);
+    throw new ArgumentError({
+      where: 'signBridgeBatch',
+      issues: [
+        input.verified === undefined
+          ? {
+              path: 'verified',
+              message:
+                'is required: pass what verifyBridgeBatch returned (to sign a bundle nobody verified, pass it as unverifiedBundle)',
+            }
+          : { path: 'verified', message: 'is not a batch returned by verifyBridgeBatch' },
+      ],
+    });
   }
   if (input.record) {
     const { text, original, wallet } = input.record;
     if (typeof input.address === 'string' && !sameAddress(input.address, wallet)) {
-      throw new ArgumentError('signBridgeBatch', [
-        { path: 'signer.address', message: `is not the wallet the batch was verified for (${wallet})` },
-      ]);
+      throw new ArgumentError({
+        where: 'signBridgeBatch',
+        issues: [
+          { path: 'signer.address', message: `is not the wallet the batch was verified for (${wallet})` },
+        ],
+      });
     }
     const changed: [string, unknown][] = [['the bundle verified', original]];
     if (input.bundle !== undefined) changed.push(['the bundle given', input.bundle]);
     for (const [name, bundle] of changed) {
       const now = bundleText(bundle);
       if (now === undefined || !sameBundle(now, text)) {
-        throw new BatchVerificationError([
-          {
-            check: 'bundle.changed',
-            message: `${name} is not the bundle verifyBridgeBatch checked: it changed since`,
-            expected: textDigest(text),
-            actual: now === undefined ? 'unreadable' : textDigest(now),
-          },
-        ]);
+        throw new BatchVerificationError({
+          issues: [
+            {
+              check: 'bundle.changed',
+              message: `${name} is not the bundle verifyBridgeBatch checked: it changed since`,
+              expected: textDigest(text),
+              actual: now === undefined ? 'unreadable' : textDigest(now),
+            },
+          ],
+        });
       }
     }
   }
@@ -190,7 +199,7 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
       });
     }
   }
-  if (problems.length > 0) throw new ArgumentError('signBridgeBatch', problems);
+  if (problems.length > 0) throw new ArgumentError({ where: 'signBridgeBatch', issues: problems });
   const signer = input.signer as BridgeSigner;
   const signerAddress = input.address as string;
 
@@ -200,15 +209,17 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
   try {
     raw = await (input.signMessage as BridgeSigner['signMessage']).call(signer, { message: { raw: hash } });
   } catch (error) {
-    throw new SigningError('The signer failed to sign the user operation', { cause: error });
+    throw new SigningError({ message: 'The signer failed to sign the user operation', cause: error });
   }
   if (typeof raw !== 'string' || !SIGNATURE.test(raw))
-    throw new SigningError('The signer returned a signature that is not 65 bytes');
+    throw new SigningError({ message: 'The signer returned a signature that is not 65 bytes' });
   const recovered = await viem
     .recoverMessageAddress({ message: { raw: hash }, signature: raw as Hex })
     .catch(() => undefined);
   if (!sameAddress(recovered, signerAddress)) {
-    throw new SigningError('The user-operation signature does not recover to the signer address');
+    throw new SigningError({
+      message: 'The user-operation signature does not recover to the signer address',
+    });
   }
   const result: SignedBridgeBatch = { signature: `0xff00${raw.slice(2).toLowerCase()}` };
 
@@ -224,11 +235,16 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
         },
       );
     } catch (error) {
-      throw new SigningError('The signer failed to sign the EIP-7702 authorization', { cause: error });
+      throw new SigningError({
+        message: 'The signer failed to sign the EIP-7702 authorization',
+        cause: error,
+      });
     }
     const signature = readAuthorizationSignature(signed);
     if (!signature) {
-      throw new SigningError('The signer returned an authorization signature without r, s and yParity');
+      throw new SigningError({
+        message: 'The signer returned an authorization signature without r, s and yParity',
+      });
     }
     const utils = await loadViemUtils();
     const signedBy = await utils
@@ -242,7 +258,9 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
       })
       .catch(() => undefined);
     if (!sameAddress(signedBy, signerAddress)) {
-      throw new SigningError('The authorization signature does not recover to the signer address');
+      throw new SigningError({
+        message: 'The authorization signature does not recover to the signer address',
+      });
     }
     result.authorization = signature;
   }

@@ -71,7 +71,10 @@ export function isAddress(value: unknown): value is string {
 export function readVerifyOptions(options: VerifyBridgeBatchOptions | undefined): ReadOptions {
   const problems: { path: string; message: string }[] = [];
   if (options !== undefined && (typeof options !== 'object' || options === null)) {
-    throw new ArgumentError('verifyBridgeBatch', [{ path: 'options', message: 'must be an object' }]);
+    throw new ArgumentError({
+      where: 'verifyBridgeBatch',
+      issues: [{ path: 'options', message: 'must be an object' }],
+    });
   }
   const addresses = (name: 'entryPoints' | 'delegates', fallback: readonly Address[]) => {
     const value = options?.[name];
@@ -109,7 +112,7 @@ export function readVerifyOptions(options: VerifyBridgeBatchOptions | undefined)
   if (bps !== undefined && !(Number.isInteger(bps) && bps >= 0 && bps <= 10_000)) {
     problems.push({ path: 'maxFeeBps', message: 'must be a whole number of basis points from 0 to 10000' });
   }
-  if (problems.length > 0) throw new ArgumentError('verifyBridgeBatch', problems);
+  if (problems.length > 0) throw new ArgumentError({ where: 'verifyBridgeBatch', issues: problems });
   return read;
 }
 

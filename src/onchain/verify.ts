@@ -87,23 +87,33 @@ export function verifyBridgeBatch(
   });
   const { wallet, nowMs, routeParsed, constructParsed, options } = input;
   if (typeof wallet !== 'string' || !ADDRESS_PATTERN.test(wallet)) {
-    throw new ArgumentError('verifyBridgeBatch', [
-      { path: 'wallet', message: 'must be a 20-byte hex address' },
-    ]);
+    throw new ArgumentError({
+      where: 'verifyBridgeBatch',
+      issues: [{ path: 'wallet', message: 'must be a 20-byte hex address' }],
+    });
   }
   let asked: bigint | undefined;
   // Beyond ±8.64e15 ms a Date is invalid, and writing the time into an issue would throw.
   if (!Number.isFinite(nowMs) || Math.abs(nowMs) > MAX_DATE_MS)
-    throw new ArgumentError('verifyBridgeBatch', [{ path: 'now', message: 'must be a valid date' }]);
+    throw new ArgumentError({
+      where: 'verifyBridgeBatch',
+      issues: [{ path: 'now', message: 'must be a valid date' }],
+    });
   if (nowMs < MIN_NOW_MS) {
-    throw new ArgumentError('verifyBridgeBatch', [
-      { path: 'now', message: 'must be in milliseconds: a number below 1e12 is seconds (or before 2001)' },
-    ]);
+    throw new ArgumentError({
+      where: 'verifyBridgeBatch',
+      issues: [
+        { path: 'now', message: 'must be in milliseconds: a number below 1e12 is seconds (or before 2001)' },
+      ],
+    });
   }
   if (input.amount !== undefined) {
     const literal = decimalLiteral(input.amount);
     if ('error' in literal)
-      throw new ArgumentError('verifyBridgeBatch', [{ path: 'amount', message: literal.error }]);
+      throw new ArgumentError({
+        where: 'verifyBridgeBatch',
+        issues: [{ path: 'amount', message: literal.error }],
+      });
   }
 
   const issues: VerificationIssue[] = [];
@@ -123,7 +133,7 @@ export function verifyBridgeBatch(
     for (const issue of constructParsed.error.issues)
       fail('shape.construct', `${issue.path.join('.')}: ${issue.message}`);
   }
-  if (!routeParsed.success || !constructParsed.success) throw new BatchVerificationError(issues);
+  if (!routeParsed.success || !constructParsed.success) throw new BatchVerificationError({ issues });
   const route = routeParsed.data;
   const { bundle, quote } = constructParsed.data;
   const { targets } = route;
@@ -492,7 +502,7 @@ export function verifyBridgeBatch(
   if (issues.length === 0 && text === undefined) fail('shape.construct', 'the bundle cannot be read as JSON');
   if (issues.length > 0 || !deposit || !version || text === undefined) {
     if (issues.length === 0) fail('calls.count', 'the batch has no deposit');
-    throw new BatchVerificationError(issues);
+    throw new BatchVerificationError({ issues });
   }
 
   const side = (

@@ -41,9 +41,14 @@ export class TransfersResource {
         const { items, nextCursor } = await callEndpoint(this.#api, ENDPOINTS.transfers, { query }, options);
         // A cursor seen before would make `for await` loop forever.
         if (nextCursor !== null && seen.has(nextCursor)) {
-          throw new ResponseValidationError('GET', ENDPOINTS.transfers.path, 200, [
-            { path: 'nextCursor', message: 'the service returned a cursor it had already returned' },
-          ]);
+          throw new ResponseValidationError({
+            method: 'GET',
+            path: ENDPOINTS.transfers.path,
+            status: 200,
+            issues: [
+              { path: 'nextCursor', message: 'the service returned a cursor it had already returned' },
+            ],
+          });
         }
         if (nextCursor !== null) seen.add(nextCursor);
         return new Page(items, nextCursor, fetchPage);

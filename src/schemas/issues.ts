@@ -15,7 +15,7 @@ export interface IssueList {
  *
  * @example
  * const result = schema.safeParse(value);
- * if (!result.success) throw new ArgumentError(where, toIssues(result.error));
+ * if (!result.success) throw new ArgumentError({ where, issues: toIssues(result.error) });
  */
 export function toIssues(error: IssueList): Issue[] {
   return error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
