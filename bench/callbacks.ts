@@ -4,7 +4,7 @@
  */
 
 import type { TransferStatus } from 'partner-s2s-sdk';
-import { transfer } from '../test/helpers/fixtures.js';
+import { transfer } from '../fixtures/wire.js';
 import { fixed, interleave, rateTable, table } from './lib.js';
 import { sdk } from './sdk.js';
 

@@ -7,8 +7,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import ky from 'ky';
 import OpenAI from 'openai';
+import { route } from '../fixtures/wire.js';
 import { bridgeSchemas } from '../src/schemas/bridge.js';
-import { route } from '../test/helpers/fixtures.js';
 import { type Contender, fixed, interleaveSamples, median, pairedRatio, table } from './lib.js';
 import { sdk } from './sdk.js';
 

@@ -4,7 +4,7 @@
  */
 
 import type { TokenEvent } from 'partner-s2s-sdk';
-import { route } from '../test/helpers/fixtures.js';
+import { route } from '../fixtures/wire.js';
 import { table } from './lib.js';
 import { sdk } from './sdk.js';
 

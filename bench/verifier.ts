@@ -3,8 +3,8 @@
  * of the same three calls (what a verifier does at the very least).
  */
 import { decodeFunctionData, erc20Abi, parseAbi } from 'viem';
-import { NOW, USER, validConstruct } from '../test/helpers/batches.js';
-import { route } from '../test/helpers/fixtures.js';
+import { NOW, USER, validConstruct } from '../fixtures/batches.js';
+import { route } from '../fixtures/wire.js';
 import { interleave, rateTable } from './lib.js';
 import { sdk } from './sdk.js';
 

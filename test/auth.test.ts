@@ -1,5 +1,6 @@
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { route } from '../fixtures/wire.js';
 import {
   AuthenticationError,
   ConnectionError,
@@ -13,7 +14,6 @@ import {
   type TokenEvent,
   UnsupportedGrantTypeError,
 } from '../src/index.js';
-import { route } from './helpers/fixtures.js';
 import { BASE_URL, json, makeClient, mockService, SECRET } from './helpers/mock-fetch.js';
 
 const routes = { 'GET /bridge/routes': () => json({ data: [route()] }) };

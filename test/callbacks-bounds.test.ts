@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { transfer } from '../fixtures/wire.js';
 import {
   ArgumentError,
   type BridgeTransfer,
@@ -17,7 +18,6 @@ import {
 } from '../src/index.js';
 import { stateRank } from '../src/schemas/states.js';
 import { createPartnerSimulator } from '../src/testing/index.js';
-import { transfer } from './helpers/fixtures.js';
 
 const servers: Server[] = [];
 afterEach(async () => {

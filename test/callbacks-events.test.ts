@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { transfer } from '../fixtures/wire.js';
 import { ArgumentError, createCallbackRouter } from '../src/index.js';
-import { transfer } from './helpers/fixtures.js';
 
 describe('the router keeps its emitter private', () => {
   it('offers no emit, so nothing reaches a listener around the dedupe', () => {

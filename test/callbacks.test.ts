@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
+import { transfer } from '../fixtures/wire.js';
 import {
   type BridgeTransfer,
   CALLBACK_KINDS,
@@ -16,7 +17,6 @@ import {
   type TransferStatus,
 } from '../src/index.js';
 import { createPartnerSimulator } from '../src/testing/index.js';
-import { transfer } from './helpers/fixtures.js';
 
 const servers: Server[] = [];
 afterEach(async () => {

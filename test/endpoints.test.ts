@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { constructResult, quote, route, transfer } from '../fixtures/wire.js';
 import { ArgumentError, type BridgeTransfer, ResponseValidationError } from '../src/index.js';
-import { constructResult, quote, route, transfer } from './helpers/fixtures.js';
 import { json, makeClient, mockService } from './helpers/mock-fetch.js';
 
 describe('endpoints', () => {

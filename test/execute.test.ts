@@ -1,5 +1,6 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { route, transfer } from '../fixtures/wire.js';
 import {
   AbortError,
   ArgumentError,
@@ -19,7 +20,6 @@ import {
   type TransferStatus,
 } from '../src/index.js';
 import { ATTACKER, addressWord, freshConstruct, setWord } from './helpers/batches.js';
-import { route, transfer } from './helpers/fixtures.js';
 import { envelopeError, json, type MockRequest, makeClient, mockService } from './helpers/mock-fetch.js';
 
 const account = privateKeyToAccount(generatePrivateKey());

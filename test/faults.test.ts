@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { route, transfer } from '../fixtures/wire.js';
 import {
   ApiError,
   AuthenticationError,
@@ -19,7 +20,6 @@ import {
 } from '../src/index.js';
 import { freshConstruct } from './helpers/batches.js';
 import { faultServer, jsonReply, token } from './helpers/fault-server.js';
-import { route, transfer } from './helpers/fixtures.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
+import { route, transfer } from '../fixtures/wire.js';
 import {
   ArgumentError,
   CallbackParseError,
@@ -15,7 +16,6 @@ import {
   verifyBridgeBatch,
 } from '../src/index.js';
 import { freshConstruct, validConstruct } from './helpers/batches.js';
-import { route, transfer } from './helpers/fixtures.js';
 import { json, type MockService, makeClient, mockService } from './helpers/mock-fetch.js';
 
 const account = privateKeyToAccount(`0x${'7'.repeat(64)}`);

@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { route } from '../fixtures/wire.js';
 import { NOW, USER, validConstruct } from './helpers/batches.js';
-import { route } from './helpers/fixtures.js';
 
 /**
  * Imports a module in a fresh Node process with a resolve hook that records every bare package

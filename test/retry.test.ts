@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { quote, route, transfer } from '../fixtures/wire.js';
 import {
   AbortError,
   ConnectionError,
@@ -11,7 +12,6 @@ import {
   TimeoutError,
 } from '../src/index.js';
 import { validConstruct } from './helpers/batches.js';
-import { quote, route, transfer } from './helpers/fixtures.js';
 import { envelopeError, json, makeClient, mockService } from './helpers/mock-fetch.js';
 
 const ok = () => json({ data: [route()] });

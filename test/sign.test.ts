@@ -2,6 +2,7 @@ import { hashMessage, recoverAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, sign } from 'viem/accounts';
 import { verifyAuthorization } from 'viem/utils';
 import { describe, expect, it } from 'vitest';
+import { route } from '../fixtures/wire.js';
 import {
   ArgumentError,
   BatchVerificationError,
@@ -12,7 +13,6 @@ import {
 } from '../src/index.js';
 import { rehashBundle } from '../src/testing/index.js';
 import { ATTACKER, batchFor, NOW, USER, validConstruct } from './helpers/batches.js';
-import { route } from './helpers/fixtures.js';
 
 const account = privateKeyToAccount(generatePrivateKey());
 

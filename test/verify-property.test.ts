@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { quote, route } from '../fixtures/wire.js';
 import {
   BatchVerificationError,
   type BridgeConstructResult,
@@ -13,7 +14,6 @@ import {
 } from '../src/index.js';
 import { buildBridgeBundle, encodeBatchCallData, rehashBundle } from '../src/testing/index.js';
 import { addressWord, NOW, setWord, USER } from './helpers/batches.js';
-import { quote, route } from './helpers/fixtures.js';
 
 interface Shape {
   fromDecimals: number;

@@ -5,6 +5,7 @@
  */
 
 import { describe, expect, it } from 'vitest';
+import { route } from '../fixtures/wire.js';
 import { ArgumentError, BatchVerificationError, type BridgeRoute, verifyBridgeBatch } from '../src/index.js';
 import {
   ATTACKER,
@@ -18,7 +19,6 @@ import {
   unsponsor,
   validConstruct,
 } from './helpers/batches.js';
-import { route } from './helpers/fixtures.js';
 
 const BASE_WETH = '0x4200000000000000000000000000000000000006' as const;
 const ARBITRUM_USDC = '0xaf88d065e77c8cC2239327C5EDb3A432268e5831' as const;

@@ -7,6 +7,7 @@
 import { getUserOperationHash } from 'viem/account-abstraction';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
+import { route } from '../fixtures/wire.js';
 import {
   ACROSS_SPOKE_POOLS,
   ArgumentError,
@@ -33,7 +34,6 @@ import {
   USER,
   validConstruct,
 } from './helpers/batches.js';
-import { route } from './helpers/fixtures.js';
 import { json, makeClient, mockService } from './helpers/mock-fetch.js';
 
 const ZERO_ADDRESS = `0x${'0'.repeat(40)}`;

@@ -1,5 +1,6 @@
 import { decodeFunctionData, parseAbi } from 'viem';
 import { describe, expect, it } from 'vitest';
+import { quote, route } from '../fixtures/wire.js';
 import {
   ArgumentError,
   BatchVerificationError,
@@ -23,7 +24,6 @@ import {
   unsponsor,
   validConstruct,
 } from './helpers/batches.js';
-import { quote, route } from './helpers/fixtures.js';
 
 describe('verifyBridgeBatch accepts what is asked for', () => {
   it('a batch built as the service builds it, with a summary', () => {

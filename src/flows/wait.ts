@@ -47,10 +47,10 @@ export interface WaitOptions extends Omit<RequestOptions, 'timeoutMs'> {
   timeoutMs?: number;
   /**
    * First delay between reads; it grows by half each time up to `maxPollIntervalMs`.
-   * @default 2000
+   * @default 2000 (15000 with a `router`: callbacks wake the wait, reads are the fallback)
    */
   pollIntervalMs?: number;
-  /** @default 15000 */
+  /** Longest delay between reads. @default 15000 (60000 with a `router`) */
   maxPollIntervalMs?: number;
 }
 

@@ -5,8 +5,9 @@ let viem: Promise<Viem> | undefined;
 let utils: Promise<ViemUtils> | undefined;
 
 /**
- * viem is the heaviest dependency; only verifying and signing need it, so it is loaded on first
- * use and the main entry stays cheap to import for partners that only read routes or callbacks.
+ * viem is the heaviest dependency and only signing needs it (the verifier hashes with its own
+ * keccak and reads ABI words itself), so it is loaded on first use: importing the main entry to
+ * read routes, verify batches or receive callbacks never pays for it.
  */
 export function loadViem(): Promise<Viem> {
   viem ??= import('viem');

@@ -1,4 +1,10 @@
 import { expect } from 'vitest';
+import { NOW, USER, validConstruct } from '../../fixtures/batches.js';
+import { quote, route } from '../../fixtures/wire.js';
+
+// The shared valid batch lives with the fixtures the benchmarks use too.
+export { NOW, USER, validConstruct };
+
 import {
   BatchVerificationError,
   type BridgeConstructResult,
@@ -8,30 +14,8 @@ import {
   verifyBridgeBatch,
 } from '../../src/index.js';
 import { buildBridgeBundle, encodeBatchCallData, rehashBundle } from '../../src/testing/index.js';
-import { quote, route } from './fixtures.js';
 
-export const USER = '0x6969174FD72466430a46e18234D0b530c9FD5f49' as const;
 export const ATTACKER = '0xbad0000000000000000000000000000000000bad' as const;
-/** 2026-11-22T10:00:00Z: before the fixture quote's expiry (10:05) and the fill deadline. */
-export const NOW = Date.parse('2026-11-22T10:00:00.000Z');
-
-export function validConstruct(
-  overrides: { route?: BridgeRoute; authorizationNonce?: number | null } = {},
-): BridgeConstructResult {
-  const r = overrides.route ?? route();
-  const q = quote({ routeId: r.routeId });
-  const bundle = buildBridgeBundle({
-    route: r,
-    wallet: USER,
-    amountInRaw: BigInt(q.amountInRaw),
-    amountOutRaw: BigInt(q.amountOutRaw),
-    gasFeeRaw: BigInt(q.gasFeeRaw),
-    quoteTimestamp: NOW / 1000 - 30,
-    fillDeadline: NOW / 1000 + 3 * 3600,
-    authorizationNonce: overrides.authorizationNonce === undefined ? 3 : overrides.authorizationNonce,
-  });
-  return { transferId: 'tr_1', intentId: 'int_1', bundle, quote: q };
-}
 
 /**
  * The ids of the checks a batch fails (none when it verifies), against the fixture route, wallet
