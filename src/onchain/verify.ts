@@ -1,20 +1,19 @@
-import { decimalLiteral, fromRawAmount, toRawAmount } from '../core/amounts.js';
+import { decimalLiteral, toRawAmount } from '../core/amounts.js';
 import { readArgs } from '../core/args.js';
 import { BatchVerificationError, type VerificationIssue } from '../errors/bridge-errors.js';
 import { ArgumentError } from '../errors/client-errors.js';
-import { bridgeSchemas, type TokenSide } from '../schemas/bridge.js';
-import { ADDRESS_PATTERN, type Address, type Hex } from '../schemas/common.js';
+import { bridgeSchemas } from '../schemas/bridge.js';
+import { ADDRESS_PATTERN, type Address } from '../schemas/common.js';
 import { SELECTOR } from './constants.js';
 import { encodeExecuteBatch, quantity, sameAddress } from './hex.js';
 import { keccak256Hex } from './keccak.js';
-import type { KnownToken } from './tables.js';
 import {
   entryPointVersion,
   isEip7702Marker,
   packUserOperation,
   userOperationHash,
 } from './user-operation.js';
-import { bundleText, registerVerified, textDigest } from './verified.js';
+import { bundleText } from './verified.js';
 import {
   assetNames,
   checkDeposit,
@@ -31,8 +30,8 @@ import {
   readVerifyOptions,
   toMs,
 } from './verify-options.js';
+import { verifiedBatch } from './verify-summary.js';
 import type {
-  SummarySide,
   VerifiedBridgeBatch,
   VerifyBridgeBatchOptions,
   VerifyBridgeBatchParams,
@@ -505,69 +504,23 @@ export function verifyBridgeBatch(
     throw new BatchVerificationError({ issues });
   }
 
-  const side = (
-    from: TokenSide,
-    known: KnownToken | undefined,
-    amount: string,
-    amountRaw: bigint,
-  ): SummarySide =>
-    Object.freeze({
-      chain: from.chain,
-      chainId: from.chainId,
-      symbol: known?.symbol ?? from.symbol,
-      known: known !== undefined,
-      token: from.contractAddress,
-      decimals: from.decimals,
-      amount,
-      amountRaw,
-    });
-  const totalDebitRaw = amountInRaw + gasFeeRaw;
-  const authorization = bundle.authorization ? Object.freeze({ ...bundle.authorization }) : null;
-  // The text is taken now; its hash only when asked for (most callers sign and never read it).
-  let digest: Hex | undefined;
-  const verified: VerifiedBridgeBatch = Object.freeze({
+  return verifiedBatch({
     wallet: wallet as Address,
-    routeId: route.routeId,
-    provider: route.provider,
-    source: side(route.from, sourceToken, quote.amountIn, amountInRaw),
-    destination: side(route.to, destinationToken, quote.amountOut, amountOutRaw),
-    providerFee: Object.freeze({ amount: quote.providerFee, amountRaw: providerFeeRaw }),
-    gasFee: Object.freeze({
-      amount: quote.gasFee,
-      amountRaw: gasFeeRaw,
-      symbol: sourceToken?.symbol ?? quote.gasFeeToken,
-      treasury: targets.treasury,
-    }),
-    totalDebit: Object.freeze({
-      amount: fromRawAmount(totalDebitRaw, route.from.decimals),
-      amountRaw: totalDebitRaw,
-    }),
+    route,
+    quote,
+    bundle,
+    sourceToken,
+    destinationToken,
+    amountInRaw,
+    amountOutRaw,
+    providerFeeRaw,
+    gasFeeRaw,
     feeBps,
-    bridge: targets.bridge,
-    depositFunction: deposit.fn,
-    integratorSuffix: deposit.suffix,
-    exclusiveRelayer: deposit.exclusiveRelayer,
-    quoteTimestamp: new Date(Number(deposit.quoteTimestamp) * 1000),
-    fillDeadline: new Date(Number(deposit.fillDeadline) * 1000),
-    quoteExpiresAt: new Date(expiresAt),
-    entryPoint: bundle.entryPoint,
-    entryPointVersion: version,
-    delegate: bundle.delegate,
-    needsAuthorization: authorization !== null,
+    deposit,
+    expiresAt,
+    version,
     paymaster,
-    userOpHash: bundle.userOpHash,
-    get digest(): Hex {
-      digest ??= textDigest(text);
-      return digest;
-    },
-    authorization,
-  });
-  registerVerified(verified, {
     text,
-    wallet,
-    userOpHash: bundle.userOpHash,
-    authorization,
     original: input.original,
   });
-  return verified;
 }
