@@ -2,7 +2,7 @@ export * from './api-error.js';
 export { isPartnerError, PartnerError } from './base.js';
 export * from './bridge-errors.js';
 export * from './client-errors.js';
-export { isApiError } from './guards.js';
+export { type ApiErrorByCode, type ApiErrorFor, isApiError } from './guards.js';
 export {
   InvalidClientError,
   InvalidRequestError,
