@@ -31,7 +31,26 @@ export { Page, PagePromise } from './core/pagination.js';
 export type { RequestOptions } from './core/request-options.js';
 export { CallbackTimeoutError, type CallbackTimeoutStage } from './errors/callback-errors.js';
 export * from './errors/index.js';
-export type { Bridge, Transfers } from './flows/bridge.js';
+
+import type { Bridge as BridgeResource, Transfers as TransfersResource } from './flows/bridge.js';
+
+// Type aliases, not `export type { Bridge }`: the declaration bundler drops `type` on a re-exported
+// class, and the declarations then promised a value that the runtime module does not have.
+/**
+ * The type of `client.bridge`: routes, quotes, construct, send, execute and `transfers`. Reached
+ * through a client, never constructed.
+ *
+ * @example
+ * function routesOf(bridge: Bridge) { return bridge.routes(); }
+ */
+export type Bridge = BridgeResource;
+/**
+ * The type of `client.bridge.transfers`: list, get and wait.
+ *
+ * @example
+ * const transfers: Transfers = client.bridge.transfers;
+ */
+export type Transfers = TransfersResource;
 export type {
   BridgeExecuteParams,
   BridgeExecuteResult,
