@@ -56,12 +56,13 @@ describe('transfers.wait', () => {
       routes: { 'GET /bridge/transfers/tr_1': () => json({ data: transfer({ status: 'submitted' }) }) },
     });
     const client = makeClient(service);
-    await expect(
-      client.bridge.transfers.wait(
-        { userId: 'u', transferId: 'tr_1' },
-        { totalTimeoutMs: 30, pollIntervalMs: 5 },
-      ),
-    ).rejects.toBeInstanceOf(TimeoutError);
+    const error = await client.bridge.transfers
+      .wait({ userId: 'u', transferId: 'tr_1' }, { totalTimeoutMs: 30, pollIntervalMs: 5 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    // The deadline's error says which transfer gave up waiting, and where it stood.
+    expect(error).toMatchObject({ transferId: 'tr_1', lastStatus: 'submitted', timeoutMs: 30 });
+    expect((error as Error).message).toContain('tr_1');
     const controller = new AbortController();
     const pending = client.bridge.transfers.wait(
       { userId: 'u', transferId: 'tr_1' },

@@ -44,12 +44,34 @@ export class TimeoutError extends PartnerError {
   readonly method: string;
   readonly path: string;
   readonly timeoutMs: number;
+  /** When `transfers.wait` gave up: the transfer it waited on. */
+  readonly transferId: string | undefined;
+  /** When `transfers.wait` gave up: the status its last read saw (undefined if no read answered). */
+  readonly lastStatus: string | undefined;
 
-  constructor({ method, path, timeoutMs }: { method: string; path: string; timeoutMs: number }) {
-    super(`${method} ${path} timed out after ${timeoutMs} ms`);
+  constructor({
+    method,
+    path,
+    timeoutMs,
+    transferId,
+    lastStatus,
+  }: {
+    method: string;
+    path: string;
+    timeoutMs: number;
+    transferId?: string | undefined;
+    lastStatus?: string | undefined;
+  }) {
+    super(
+      transferId === undefined
+        ? `${method} ${path} timed out after ${timeoutMs} ms`
+        : `Waiting for transfer ${transferId} timed out after ${timeoutMs} ms (last status: ${lastStatus ?? 'none read'})`,
+    );
     this.method = method;
     this.path = path;
     this.timeoutMs = timeoutMs;
+    this.transferId = transferId;
+    this.lastStatus = lastStatus;
   }
 }
 

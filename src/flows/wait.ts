@@ -75,10 +75,18 @@ export async function pollTransfer(
   const onAbort = () => controller.abort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
   const path = '/bridge/transfers/{transferId}';
+  // Named by the deadline's error, so that a caller who gives up knows where the transfer stood.
+  let lastStatus: TransferStatus | undefined;
   const stopped = () =>
     options.signal?.aborted
       ? new AbortError({ cause: options.signal.reason })
-      : new TimeoutError({ method: 'GET', path, timeoutMs: total });
+      : new TimeoutError({
+          method: 'GET',
+          path,
+          timeoutMs: total,
+          transferId: params.transferId,
+          lastStatus,
+        });
   const router = options.router;
   let delay = options.pollIntervalMs ?? (router ? 15_000 : 2_000);
   const maxDelay = options.maxPollIntervalMs ?? (router ? 60_000 : 15_000);
@@ -104,6 +112,7 @@ export async function pollTransfer(
         if (controller.signal.aborted) throw stopped();
         throw error;
       }
+      lastStatus = transfer.status;
       if (hasReached(transfer.status, params.until)) return transfer;
       // Checked here, not only by the timer: reads that settle without I/O would never let it fire.
       const left = deadline - Date.now();
