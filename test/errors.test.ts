@@ -243,3 +243,27 @@ describe('guards', () => {
     expect(isApiError(new copy.ArgumentError({ where: 'x', issues: [] }))).toBe(false);
   });
 });
+
+describe('a 404 names the ids the call sent', () => {
+  it('transfers.get and quote: which transfer, user or route may be missing', async () => {
+    const service = mockService({
+      routes: {
+        'GET /bridge/transfers/tr_missing': () => envelopeError(404, 'NOT_FOUND', 'no such transfer'),
+        'POST /bridge/quote': () => envelopeError(404, 'USER_NOT_FOUND', 'no such user'),
+      },
+    });
+    const client = makeClient(service);
+    const missing = await client.bridge.transfers
+      .get({ userId: 'usr_1', transferId: 'tr_missing' })
+      .catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(NotFoundError);
+    expect(missing).toMatchObject({ ids: { userId: 'usr_1', transferId: 'tr_missing' } });
+    expect((missing as Error).message).toContain('transferId tr_missing');
+    const nobody = await client.bridge
+      .quote({ userId: 'usr_gone', routeId: 'r1', amount: '1' })
+      .catch((e: unknown) => e);
+    expect(nobody).toBeInstanceOf(UserNotFoundError);
+    expect(nobody).toMatchObject({ ids: { userId: 'usr_gone', routeId: 'r1' } });
+    expect((nobody as Error).message).toContain('userId usr_gone');
+  });
+});

@@ -32,6 +32,8 @@ export interface ApiErrorInit {
   requestId?: string | undefined;
   challenge?: AuthChallenge | undefined;
   retryAfterMs?: number | undefined;
+  /** On a 404: the ids the request named. */
+  ids?: Readonly<Record<string, string>> | undefined;
 }
 
 /**
@@ -122,6 +124,16 @@ export class PermissionDeniedError extends ApiError {
 /** 404: no such resource, or it belongs to another partner (the service does not say which). */
 export class NotFoundError extends ApiError {
   override name = 'NotFoundError';
+  /**
+   * The ids the request named (`userId`, `routeId`, `transferId`, `intentId`): the service does not
+   * say which one it did not find, and any of them may belong to another partner.
+   */
+  readonly ids: Readonly<Record<string, string>>;
+
+  constructor(init: ApiErrorInit) {
+    super(init);
+    this.ids = init.ids ?? {};
+  }
 }
 
 /** 409: the email or wallet address already belongs to another user. */

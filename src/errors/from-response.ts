@@ -65,6 +65,14 @@ export interface ErrorResponse {
   credentialStopped?: boolean;
   /** Masks the request's secrets in what the server sent back (it may echo the request). */
   redact?: Redact;
+  /** The ids the request named (`userId`, `routeId`, …): a 404 names them, as the service does not. */
+  ids?: Readonly<Record<string, string>> | undefined;
+}
+
+/** ` (userId usr_1, transferId tr_9)`: which of the ids sent may be the one not found. */
+function namedIds(ids: Readonly<Record<string, string>> | undefined): string {
+  const entries = Object.entries(ids ?? {});
+  return entries.length === 0 ? '' : ` (${entries.map(([name, id]) => `${name} ${id}`).join(', ')})`;
 }
 
 function defaultMessage(status: number, statusText: string | undefined): string {
@@ -97,8 +105,9 @@ export function apiErrorFromResponse(response: ErrorResponse): ApiError {
     code,
     statusText,
     details,
-    message: `${method} ${path}: ${serverMessage ?? defaultMessage(status, statusText)}${code ? ` [${code}]` : ''}`,
+    message: `${method} ${path}: ${serverMessage ?? defaultMessage(status, statusText)}${code ? ` [${code}]` : ''}${status === 404 ? namedIds(response.ids) : ''}`,
     requestId: headers.get('x-request-id') ?? undefined,
+    ...(status === 404 && response.ids ? { ids: response.ids } : {}),
   };
 
   switch (code) {

@@ -96,7 +96,8 @@ export class Bridge extends BridgeResource<Transfers> {
         sent = true;
       };
       const body = stringifyBody(args);
-      return (await callEndpoint(this.#api, ENDPOINTS.send, { body, onSent }, options)).data;
+      const ids = { userId: args.userId, intentId: args.intentId };
+      return (await callEndpoint(this.#api, ENDPOINTS.send, { body, onSent, ids }, options)).data;
     } catch (error) {
       // Until the submit went out nothing can have happened (a token failure, an early abort).
       if (!sent || (!outcomeUnknown(error) && !(error instanceof IntentNotFoundError))) throw error;

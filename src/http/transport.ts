@@ -34,6 +34,8 @@ export interface Exchange {
 }
 
 export interface DataRequest<T> {
+  /** The ids the call names (`userId`, `routeId`, …), for a 404's error to name them. */
+  ids?: Readonly<Record<string, string>>;
   method: 'GET' | 'POST';
   path: string;
   /** The path as events and errors show it (ids kept, no query). */
@@ -364,6 +366,7 @@ export class Transport {
       grantedScopes: answer.grantedScopes,
       credentialStopped: answer.credentialStopped ?? false,
       redact: this.redaction(answer.request),
+      ids: spec.ids,
     });
   }
 

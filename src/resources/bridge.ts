@@ -66,7 +66,12 @@ export class BridgeResource<T extends TransfersResource = TransfersResource> {
   async quote(params: BridgeQuoteParams, options?: RequestOptions): Promise<BridgeQuote> {
     options = parseOptions(requestOptionsSchema, options, 'bridge.quote');
     const args = parseArgs(quoteArgs, params, 'bridge.quote');
-    const { data } = await callEndpoint(this.#api, ENDPOINTS.quote, { body: stringifyBody(args) }, options);
+    const { data } = await callEndpoint(
+      this.#api,
+      ENDPOINTS.quote,
+      { body: stringifyBody(args), ids: { userId: args.userId, routeId: args.routeId } },
+      options,
+    );
     return data;
   }
 
@@ -81,7 +86,12 @@ export class BridgeResource<T extends TransfersResource = TransfersResource> {
     options = parseOptions(requestOptionsSchema, options, 'bridge.feeEstimate');
     const args = parseArgs(feeEstimateArgs, params, 'bridge.feeEstimate');
     const query = new URLSearchParams({ routeId: args.routeId, amount: args.amount.literal });
-    const { data } = await callEndpoint(this.#api, ENDPOINTS.feeEstimate, { query }, options);
+    const { data } = await callEndpoint(
+      this.#api,
+      ENDPOINTS.feeEstimate,
+      { query, ids: { routeId: args.routeId } },
+      options,
+    );
     return data;
   }
 
@@ -103,7 +113,12 @@ export class BridgeResource<T extends TransfersResource = TransfersResource> {
       routeId: args.routeId,
       ...(args.maxAmount === true ? { maxAmount: true } : { amount: args.amount }),
     });
-    const { data } = await callEndpoint(this.#api, ENDPOINTS.construct, { body }, options);
+    const { data } = await callEndpoint(
+      this.#api,
+      ENDPOINTS.construct,
+      { body, ids: { userId: args.userId, routeId: args.routeId } },
+      options,
+    );
     this.#constructed?.(args.userId, data);
     return data;
   }
@@ -117,7 +132,12 @@ export class BridgeResource<T extends TransfersResource = TransfersResource> {
   async send(params: BridgeSendParams, options?: RequestOptions): Promise<BridgeSendResult> {
     options = parseOptions(requestOptionsSchema, options, 'bridge.send');
     const args = parseArgs(sendArgs, params, 'bridge.send');
-    const { data } = await callEndpoint(this.#api, ENDPOINTS.send, { body: stringifyBody(args) }, options);
+    const { data } = await callEndpoint(
+      this.#api,
+      ENDPOINTS.send,
+      { body: stringifyBody(args), ids: { userId: args.userId, intentId: args.intentId } },
+      options,
+    );
     return data;
   }
 }

@@ -89,6 +89,8 @@ export interface CallInput {
   body?: string;
   /** Called as each attempt is handed to fetch. */
   onSent?: () => void;
+  /** The ids the call names, for a 404 to say which may be missing. */
+  ids?: Record<string, string>;
 }
 
 /** What a resource calls through: the transport wrapped by auth, and the client's `strict`. */
@@ -118,6 +120,7 @@ export function callEndpoint<T>(
       schema: schema(api.strict),
       ...(retryable ? {} : { retryable }),
       ...(input.onSent ? { onSent: input.onSent } : {}),
+      ...(input.ids ? { ids: input.ids } : {}),
     },
     options,
   );

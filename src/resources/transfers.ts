@@ -38,7 +38,12 @@ export class TransfersResource {
         if (args.status) query.set('status', args.status);
         if (args.limit !== undefined) query.set('limit', String(args.limit));
         if (cursor !== undefined) query.set('cursor', cursor);
-        const { items, nextCursor } = await callEndpoint(this.#api, ENDPOINTS.transfers, { query }, options);
+        const { items, nextCursor } = await callEndpoint(
+          this.#api,
+          ENDPOINTS.transfers,
+          { query, ids: { userId: args.userId } },
+          options,
+        );
         // A cursor seen before would make `for await` loop forever.
         if (nextCursor !== null && seen.has(nextCursor)) {
           throw new ResponseValidationError({
@@ -69,7 +74,11 @@ export class TransfersResource {
     const { data } = await callEndpoint(
       this.#api,
       ENDPOINTS.transfer,
-      { params: { transferId: args.transferId }, query: new URLSearchParams({ userId: args.userId }) },
+      {
+        params: { transferId: args.transferId },
+        query: new URLSearchParams({ userId: args.userId }),
+        ids: { userId: args.userId, transferId: args.transferId },
+      },
       options,
     );
     return data;
