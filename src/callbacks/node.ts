@@ -80,11 +80,13 @@ async function readNodeText(
   errors: BodyErrors,
 ): Promise<string | undefined> {
   const given = req.body;
-  // Express without a body parser leaves `{}`; any parser's result is used as it is.
+  // Express 4 without a body parser leaves `{}`; any parser's result is used as it is, `{}` too
+  // once a parser has consumed the stream (express.json on a body of `{}`).
   if (
     given !== undefined &&
     given !== null &&
-    !(typeof given === 'object' && Object.keys(given).length === 0 && !(given instanceof Uint8Array))
+    (req.readableEnded ||
+      !(typeof given === 'object' && Object.keys(given).length === 0 && !(given instanceof Uint8Array)))
   ) {
     const text =
       typeof given === 'string'
