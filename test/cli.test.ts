@@ -33,6 +33,8 @@ interface Started {
   child: ChildProcess;
   info: SimInfo;
   exit: Promise<number | null>;
+  /** What it wrote on stderr so far. */
+  stderr: () => string;
 }
 
 /** Starts `simulate --json` and reads its one line. */
@@ -41,12 +43,16 @@ async function startSimulator(args: string[], bin = SOURCE_BIN): Promise<Started
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => {
+    stderr += chunk;
+  });
   const line = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     lines.once('line', resolve);
     child.once('exit', (code) => reject(new Error(`simulate exited with ${code}`)));
   });
-  return { child, info: JSON.parse(line) as SimInfo, exit };
+  return { child, info: JSON.parse(line) as SimInfo, exit, stderr: () => stderr };
 }
 
 /** Runs one CLI command to completion. */
@@ -228,6 +234,10 @@ describe('partner-s2s-sdk simulate, its admin API and the operator commands', { 
     expect(first).toMatchObject({ state: 'delivered', attempts: 2, lastStatus: 200 });
     expect(hook.seen.length).toBeGreaterThanOrEqual(deliveries.length + 1);
     for (const headers of hook.seen) expect(headers['x-callback-token']).toBe('s3cret');
+    // The refusal was reported to whoever runs the simulator, not swallowed.
+    expect(sim.stderr()).toMatch(
+      /callback submitted of brt_\w+ failed \(try 1\): the receiver answered 500; will retry/,
+    );
   });
 
   it('verify: the summary for a saved batch (exit 0), every issue for a tampered one (exit 1)', async () => {

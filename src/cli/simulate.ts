@@ -34,6 +34,27 @@ function headerFlags(values: string[] | undefined): Record<string, string> | und
 }
 
 /**
+ * Tells whoever runs the simulator, on stderr, each time a callback delivery fails: a receiver that
+ * is down or refuses shows up at once, not only in `GET /__admin/v1/callbacks`.
+ */
+function reportFailedCallbacks(sim: ReturnType<typeof createPartnerSimulator>, io: Io) {
+  const reported = new WeakMap<object, number>();
+  const timer = setInterval(() => {
+    for (const delivery of sim.callbackDeliveries) {
+      if (delivery.lastError === null || reported.get(delivery) === delivery.attempts) continue;
+      reported.set(delivery, delivery.attempts);
+      const outcome = delivery.state === 'failed' ? 'gave up' : 'will retry';
+      io.err(
+        `callback ${delivery.status} of ${delivery.transferId} failed (try ${delivery.attempts}): ${delivery.lastError}; ${outcome}`,
+      );
+    }
+  }, 250);
+  // Watching must not keep the process alive once the server is closed.
+  timer.unref();
+  return timer;
+}
+
+/**
  * `simulate`: serves a simulator until a signal, then closes the server and the simulator's timers
  * so that the process ends by itself with exit code 0. Resolves once the server is listening, with
  * a promise of the exit code.
@@ -92,8 +113,10 @@ export async function simulate(args: string[], io: Io): Promise<number> {
   private key    ${info.wallet.privateKey}   (a test key: never fund it on a real chain)
 Stop with Ctrl-C.`);
   }
+  const watch = reportFailedCallbacks(sim, io);
   return new Promise<number>((resolve) => {
     const stop = () => {
+      clearInterval(watch);
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
       sim.close();

@@ -86,7 +86,10 @@ export class SimCallbacks {
       delivery.state = 'delivered';
       delivery.lastError = null;
     } catch (error) {
-      delivery.lastError = error instanceof Error ? error.message : String(error);
+      // fetch says only "fetch failed"; the cause's code (ECONNREFUSED, …) is what an operator needs.
+      const code = (error as { cause?: { code?: unknown } })?.cause?.code;
+      const message = error instanceof Error ? error.message : String(error);
+      delivery.lastError = typeof code === 'string' ? `${message} (${code})` : message;
       if (delivery.attempts >= this.retry.attempts) {
         delivery.state = 'failed';
         return;
