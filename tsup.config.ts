@@ -18,7 +18,8 @@ function licenseOf(name: string): string {
 }
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' },
+  // The CLI is a third entry so that it shares chunks with the SDK it runs (one copy of the code).
+  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts', 'cli/bin': 'src/cli/bin.ts' },
   format: ['esm', 'cjs'],
   target: 'node22',
   platform: 'node',

@@ -26,7 +26,12 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   callbacks: ['schemas', 'errors', 'core', 'http'],
   testing: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
   index: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'client'],
+  // The CLI sits on top, beside client.ts: a consumer of the two public entries and nothing else.
+  cli: ['index', 'testing'],
 };
+
+/** The files the CLI may import outside its folder: the package's public entries. */
+const PUBLIC_ENTRIES = new Set(['src/index.ts', 'src/testing/index.ts']);
 
 /** The one runtime package import onchain/ makes: viem, loaded lazily on first verify or sign. */
 const ONCHAIN_PACKAGE_EXCEPTIONS = new Set([
@@ -196,6 +201,8 @@ function violations(): Violation[] {
       const targetLayer = layerOf(target);
       if (targetLayer !== layer && !allowed.includes(targetLayer)) {
         found.push({ key, where, why: `${layer} imports ${targetLayer} (${target})` });
+      } else if (layer === 'cli' && targetLayer !== 'cli' && !PUBLIC_ENTRIES.has(target)) {
+        found.push({ key, where, why: `cli imports ${target}, not a public entry` });
       }
     }
     if (layer === 'onchain') {

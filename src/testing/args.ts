@@ -77,6 +77,7 @@ export const simulatorOptionsArgs = z
     callbacks: callbackTarget.optional(),
     callbackHeaders: headers.optional(),
     demo: z.boolean({ error: 'must be a boolean' }).optional(),
+    seed: z.int({ error: 'must be an integer' }).nonnegative('must not be negative').optional(),
   })
   .optional();
 
@@ -243,6 +244,7 @@ export function simulatorArgs<O, C, U, R, T>(find: SimulatorLookups<O, C, U, R, 
         .int({ error: 'must be an integer port' })
         .min(0, 'must not be negative')
         .max(65_535, 'must be at most 65535'),
+      host: text.optional(),
     }),
   };
 }

@@ -3,6 +3,8 @@ import type { BridgeRoute, BridgeTransfer, TransferStatus } from '../schemas/bri
 import type { Address, Hex } from '../schemas/common.js';
 import { simulatorOptionsArgs } from './args.js';
 import { SimAdmin } from './simulator/admin.js';
+import { ADMIN_PREFIX, adminApi } from './simulator/admin-http.js';
+import type { CallbackDelivery } from './simulator/callbacks.js';
 import { createCore, type SimCore } from './simulator/core.js';
 import { partnerApi } from './simulator/endpoints.js';
 import { listenOn, simulatorFetch } from './simulator/http.js';
@@ -31,6 +33,23 @@ export interface SimulatorOptions {
   callbackHeaders?: Record<string, string>;
   /** Create a demo organisation, credential and funded user (`sim.demo`). @default true */
   demo?: boolean;
+  /**
+   * Draw ids, secrets, wallet keys and hashes from a deterministic stream instead of the system's
+   * random bytes: the same seed gives the same demo credentials and wallet. For tests only; a
+   * seeded secret is no secret.
+   *
+   * @example
+   * createPartnerSimulator({ seed: 42 }).demo.credentials.clientId; // the same on every run
+   */
+  seed?: number;
+}
+
+/** The demo data the simulator holds (`sim.demo`). */
+export interface SimDemo {
+  organisationId: string;
+  credentials: { clientId: string; clientSecret: string };
+  userId: string;
+  wallet: { address: Address; privateKey: Hex };
 }
 
 /** A user the simulator created, with its wallet's key so tests can sign for it. */
@@ -58,36 +77,69 @@ export class PartnerSimulator {
   // A facade: the state lives in ./simulator/ by concern, the checked operations in its admin.ts.
   /** The base URL to give the client when using `fetch` (no server is needed for it). */
   readonly baseUrl = 'http://simulator.localhost';
-  readonly #core: SimCore;
-  readonly #admin: SimAdmin;
+  // Not readonly: `reset()` (and the admin API's /reset) starts again from a fresh state.
+  #core: SimCore;
+  #admin: SimAdmin;
+  readonly #options: SimulatorOptions;
   /** Requests seen, by "METHOD /path" (path below /api/v1/s2s). */
   readonly requests: { method: string; path: string }[] = [];
   /** Ready-made organisation, credential and funded user, unless `demo: false`. */
-  readonly demo: {
-    organisationId: string;
-    credentials: { clientId: string; clientSecret: string };
-    userId: string;
-    wallet: { address: Address; privateKey: Hex };
-  };
+  demo: SimDemo;
+  /** Where the admin HTTP API is mounted, below the base URL (see docs/simulator.md). */
+  readonly adminPath = ADMIN_PREFIX;
   /** A fetch function that answers as the service would. */
   readonly fetch: (input: Request | URL | string, init?: RequestInit) => Promise<Response>;
 
   constructor(input: SimulatorOptions = {}) {
     const options = (parseArgs(simulatorOptionsArgs, input, 'PartnerSimulator options') ??
       {}) as SimulatorOptions;
+    this.#options = options;
     this.#core = createCore(options);
     this.#admin = new SimAdmin(this.#core);
-    this.fetch = simulatorFetch([partnerApi(this.#core, this.requests)]);
-    if (options.demo === false) {
-      this.demo = undefined as never;
-      return;
-    }
+    // Both mounts read the state of the moment, so that a reset reaches requests already routed.
+    this.fetch = simulatorFetch([
+      { prefix: '/api/v1/s2s', handle: (request) => partnerApi(this.#core, this.requests).handle(request) },
+      adminApi({
+        admin: () => this.#admin,
+        deliveries: () => this.callbackDeliveries,
+        routes: () => this.routes(),
+        reset: () => {
+          this.reset();
+          return this.demo ?? null;
+        },
+      }),
+    ]);
+    this.demo = this.#createDemo();
+  }
+
+  #createDemo(): SimDemo {
+    if (this.#options.demo === false) return undefined as never;
     const org = this.createOrganisation({ scopes: ['all:read', 'all:write'] });
     const credentials = this.createCredential({ organisationId: org, scopes: ['all:read', 'all:write'] });
     const user = this.createUser({ organisationId: org });
     this.fund(user.userId, 8453, '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', 1_000_000_000n);
     this.fund(user.userId, 56, '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d', 1_000n * 10n ** 18n);
-    this.demo = { organisationId: org, credentials, userId: user.userId, wallet: user.wallet! };
+    return { organisationId: org, credentials, userId: user.userId, wallet: user.wallet! };
+  }
+
+  /**
+   * Starts again: every organisation, credential, user, transfer, route setting and callback is
+   * dropped, timers and callback retries stop, and the demo data is created anew (the same again
+   * with a `seed`). Options stay as given.
+   *
+   * @example
+   * sim.reset();
+   * const client = new PartnerClient({ baseUrl: sim.baseUrl, ...sim.demo.credentials, fetch: sim.fetch });
+   */
+  reset(): void {
+    const target = this.#core.callbacks.target;
+    this.close();
+    // The callback target of the moment survives: a partner's receiver is set up once per run.
+    const { callbacks: _given, ...rest } = this.#options;
+    this.#core = createCore(target ? { ...rest, callbacks: target } : rest);
+    this.#admin = new SimAdmin(this.#core);
+    this.requests.length = 0;
+    this.demo = this.#createDemo();
   }
 
   // --- clock -------------------------------------------------------------------------------------
@@ -181,6 +233,18 @@ export class PartnerSimulator {
     return this.#core.callbacks.log;
   }
 
+  /**
+   * Every callback delivery with its attempts, state and the receiver's last status or error. A
+   * delivery a receiver refused (non-2xx) or could not take is retried up to 5 times, 1 s, 2 s,
+   * 4 s, 8 s apart, then marked `failed`.
+   *
+   * @example
+   * const failed = sim.callbackDeliveries.filter((delivery) => delivery.state === 'failed');
+   */
+  get callbackDeliveries(): readonly CallbackDelivery[] {
+    return this.#core.callbacks.deliveries;
+  }
+
   /** A transfer as the service holds it now. */
   transfer(transferId: string): BridgeTransfer {
     return this.#admin.run('transfer', { transferId });
@@ -198,24 +262,27 @@ export class PartnerSimulator {
     return this.#admin.run('advance', { transferId, status, details });
   }
 
-  /** Stops timers of automatic progress. */
+  /** Stops timers of automatic progress and callback retries. */
   close(): void {
     this.#core.transfers.close();
+    this.#core.callbacks.close();
   }
 
   // --- transport ---------------------------------------------------------------------------------
 
   /**
-   * Serves the simulator over HTTP on 127.0.0.1.
+   * Serves the simulator over HTTP, on 127.0.0.1 unless `host` says otherwise. The admin API is
+   * served too, under `url + sim.adminPath`: anyone who can reach the port can administer it, so
+   * bind another host only on purpose.
    *
    * @example
    * const server = await sim.listen();
    * const client = new PartnerClient({ baseUrl: server.url, ...sim.demo.credentials });
    * await server.close();
    */
-  async listen(port = 0): Promise<{ url: string; close: () => Promise<void> }> {
-    const { port: checked } = this.#admin.check('listen', { port });
-    return listenOn(this.fetch, checked);
+  async listen(port = 0, host?: string): Promise<{ url: string; close: () => Promise<void> }> {
+    const checked = this.#admin.check('listen', { port, host });
+    return listenOn(this.fetch, checked.port, checked.host);
   }
 }
 

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { covers, expandScopes, intersect } from '../scopes.js';
-import { newId, type SimClock } from './common.js';
+import type { SimClock, SimRandom } from './common.js';
 import { HttpFailure, jsonResponse, oauthError } from './envelope.js';
 
 /*
@@ -41,18 +40,19 @@ export class SimAuth {
 
   constructor(
     private readonly clock: SimClock,
+    private readonly random: SimRandom,
     private readonly tokenTtlSec = 3600,
   ) {}
 
   createOrganisation(scopes: string[], given?: string): string {
-    const orgId = given ?? newId('org');
+    const orgId = given ?? this.random.id('org');
     this.organisations.set(orgId, { id: orgId, scopes: new Set(scopes), active: true });
     return orgId;
   }
 
   createCredential(org: Organisation, scopes: string[]): { clientId: string; clientSecret: string } {
-    const clientId = newId('cli');
-    const clientSecret = `sec_${randomBytes(18).toString('base64url')}:+/=`;
+    const clientId = this.random.id('cli');
+    const clientSecret = `sec_${this.random.bytes(18).toString('base64url')}:+/=`;
     this.credentials.set(clientId, {
       clientId,
       organisationId: org.id,
@@ -66,7 +66,7 @@ export class SimAuth {
   rotateCredential(credential: Credential, graceMs: number): { clientSecret: string } {
     const until = this.clock.now() + graceMs;
     for (const secret of credential.secrets) secret.validUntil = Math.min(secret.validUntil, until);
-    const clientSecret = `sec_${randomBytes(18).toString('base64url')}`;
+    const clientSecret = `sec_${this.random.bytes(18).toString('base64url')}`;
     credential.secrets.push({ secret: clientSecret, validUntil: Number.POSITIVE_INFINITY });
     return { clientSecret };
   }
@@ -131,7 +131,7 @@ export class SimAuth {
       }
       granted = intersect(expandScopes(requested), held);
     }
-    const accessToken = `at_${randomBytes(24).toString('base64url')}`;
+    const accessToken = `at_${this.random.bytes(24).toString('base64url')}`;
     const ttl = this.tokenTtlSec;
     this.#tokens.set(accessToken, { clientId, scopes: granted, expiresAt: now + ttl * 1000 });
     return jsonResponse(

@@ -1,8 +1,37 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
-/** A fresh id as the service makes them: a prefix naming the kind, then 16 hex digits. */
-export function newId(prefix: string): string {
-  return `${prefix}_${randomBytes(8).toString('hex')}`;
+/**
+ * Where the simulator's ids, secrets, tokens, keys and hashes come from: the system's random bytes,
+ * or, with a seed, a SHA-256 counter stream, so that a stand-alone simulator started twice with the
+ * same `--seed` hands out the same demo credentials, wallet and ids (a partner's fixtures can name
+ * them). A seeded stream is predictable by design: it is for tests only.
+ */
+export class SimRandom {
+  readonly #seed: string | undefined;
+  #counter = 0;
+
+  constructor(seed?: number) {
+    this.#seed = seed === undefined ? undefined : String(seed);
+  }
+
+  bytes(length: number): Buffer {
+    if (this.#seed === undefined) return randomBytes(length);
+    const chunks: Buffer[] = [];
+    let have = 0;
+    while (have < length) {
+      const chunk = createHash('sha256')
+        .update(`${this.#seed}:${this.#counter++}`)
+        .digest();
+      chunks.push(chunk);
+      have += chunk.length;
+    }
+    return Buffer.concat(chunks).subarray(0, length);
+  }
+
+  /** A fresh id as the service makes them: a prefix naming the kind, then 16 hex digits. */
+  id(prefix: string): string {
+    return `${prefix}_${this.bytes(8).toString('hex')}`;
+  }
 }
 
 /**

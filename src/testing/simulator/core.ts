@@ -1,6 +1,6 @@
 import { SimAuth } from './auth.js';
 import { type CallbackTarget, SimCallbacks } from './callbacks.js';
-import { SimClock } from './common.js';
+import { SimClock, SimRandom } from './common.js';
 import { SimIntents } from './intents.js';
 import { SimRoutes } from './routes.js';
 import { type AutoAdvance, SimTransfers } from './transfers.js';
@@ -13,11 +13,14 @@ export interface CoreOptions {
   quoteTtlSec?: number;
   callbacks?: CallbackTarget;
   callbackHeaders?: Record<string, string>;
+  /** Makes ids, secrets, keys and hashes a deterministic stream (tests and `simulate --seed`). */
+  seed?: number;
 }
 
 /** The simulator's state, one object per concern; the partner API and the admin operations share it. */
 export interface SimCore {
   clock: SimClock;
+  random: SimRandom;
   auth: SimAuth;
   users: SimUsers;
   routes: SimRoutes;
@@ -28,17 +31,19 @@ export interface SimCore {
 
 export function createCore(options: CoreOptions): SimCore {
   const clock = new SimClock();
+  const random = new SimRandom(options.seed);
   const callbacks = new SimCallbacks(options.callbacks, options.callbackHeaders);
-  const users = new SimUsers();
+  const users = new SimUsers(random);
   const routes = new SimRoutes(clock, options.quoteTtlSec);
-  const transfers = new SimTransfers(clock, users, callbacks, options.autoAdvance);
+  const transfers = new SimTransfers(clock, random, users, callbacks, options.autoAdvance);
   return {
     clock,
-    auth: new SimAuth(clock, options.tokenTtlSec),
+    random,
+    auth: new SimAuth(clock, random, options.tokenTtlSec),
     users,
     routes,
     transfers,
-    intents: new SimIntents(clock, users, routes, transfers),
+    intents: new SimIntents(clock, random, users, routes, transfers),
     callbacks,
   };
 }

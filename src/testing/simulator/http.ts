@@ -62,22 +62,25 @@ export function simulatorFetch(mounts: readonly Mount[]): FetchFunction {
   };
 }
 
-/** Serves `fetch` over HTTP on 127.0.0.1 (`port` 0: any free port). */
+/** Serves `fetch` over HTTP on `host`, 127.0.0.1 unless told (`port` 0: any free port). */
 export async function listenOn(
   fetch: FetchFunction,
   port: number,
+  host = '127.0.0.1',
 ): Promise<{ url: string; close: () => Promise<void> }> {
   const server = createServer((req, res) => {
     void serve(fetch, req, res);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
+    server.listen(port, host, () => resolve());
   });
   const address = server.address();
   const actual = typeof address === 'object' && address ? address.port : port;
+  // An IPv6 literal needs brackets in a URL.
+  const urlHost = host.includes(':') ? `[${host}]` : host;
   return {
-    url: `http://127.0.0.1:${actual}`,
+    url: `http://${urlHost}:${actual}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -6,7 +6,7 @@ import { sameAddress } from '../../onchain/hex.js';
 import type { BridgeRoute, BridgeTransfer } from '../../schemas/bridge.js';
 import type { Address, Hex } from '../../schemas/common.js';
 import { buildBridgeBundle } from '../batch.js';
-import { newId, type SimClock } from './common.js';
+import type { SimClock, SimRandom } from './common.js';
 import { HttpFailure, validation } from './envelope.js';
 import { jsonObject, rawNumber } from './json.js';
 import type { RouteState, SimRoutes } from './routes.js';
@@ -21,6 +21,7 @@ import type { SimUsers } from './users.js';
 export class SimIntents {
   constructor(
     private readonly clock: SimClock,
+    private readonly random: SimRandom,
     private readonly users: SimUsers,
     private readonly routes: SimRoutes,
     private readonly transfers: SimTransfers,
@@ -84,8 +85,8 @@ export class SimIntents {
       delegate: DEFAULT_DELEGATES[0]!,
       sequence: BigInt(this.transfers.nextSeq),
     });
-    const transferId = newId('brt');
-    const intentId = newId('int');
+    const transferId = this.random.id('brt');
+    const intentId = this.random.id('int');
     const stamp = new Date(this.clock.now()).toISOString();
     const transfer: BridgeTransfer = {
       transferId,

@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import type { BridgeBundle, BridgeQuote, BridgeTransfer, TransferStatus } from '../../schemas/bridge.js';
 import { CALLBACK_STATES, TRANSITIONS } from '../../schemas/states.js';
 import type { SimCallbacks } from './callbacks.js';
-import type { SimClock } from './common.js';
+import type { SimClock, SimRandom } from './common.js';
 import { HttpFailure, validation } from './envelope.js';
 import type { SimUsers } from './users.js';
 
@@ -40,6 +39,7 @@ export class SimTransfers {
 
   constructor(
     private readonly clock: SimClock,
+    private readonly random: SimRandom,
     private readonly users: SimUsers,
     private readonly callbacks: SimCallbacks,
     private readonly autoAdvance: AutoAdvance,
@@ -79,7 +79,7 @@ export class SimTransfers {
     const transfer = record.transfer;
     transfer.status = status;
     transfer.updatedAt = new Date(this.clock.now()).toISOString();
-    const hash = () => `0x${randomBytes(32).toString('hex')}`;
+    const hash = () => `0x${this.random.bytes(32).toString('hex')}`;
     if (status === 'submitted') transfer.srcTxHash = hash();
     if (status === 'source_confirmed') {
       transfer.providerRef = String(1_000_000 + record.seq);

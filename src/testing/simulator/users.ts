@@ -1,7 +1,7 @@
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { privateKeyToAccount } from 'viem/accounts';
 import type { BridgeTransfer } from '../../schemas/bridge.js';
 import type { Address, Hex } from '../../schemas/common.js';
-import { newId } from './common.js';
+import type { SimRandom } from './common.js';
 import { HttpFailure } from './envelope.js';
 
 /*
@@ -27,14 +27,18 @@ const balanceKey = (chainId: number, token: string) => `${chainId}:${token.toLow
 export class SimUsers {
   readonly users = new Map<string, UserRecord>();
 
+  constructor(private readonly random: SimRandom) {}
+
   create(
     organisationId: string,
     withWallet: boolean | undefined,
   ): { userId: string; wallet: SimWallet | null } {
-    const userId = newId('usr');
+    const userId = this.random.id('usr');
     let wallet: SimWallet | null = null;
     if (withWallet !== false) {
-      const privateKey = generatePrivateKey();
+      // A secp256k1 key is any 32 bytes below the group order; a draw above it (odds about 2^-128)
+      // would fail in privateKeyToAccount rather than pass unnoticed.
+      const privateKey = `0x${this.random.bytes(32).toString('hex')}` as const;
       wallet = { address: privateKeyToAccount(privateKey).address, privateKey };
     }
     this.users.set(userId, {

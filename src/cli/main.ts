@@ -1,0 +1,63 @@
+import { EXIT, type Io, report, UsageError } from './common.js';
+import {
+  ROUTES_USAGE,
+  routes,
+  TOKEN_USAGE,
+  TRANSFERS_USAGE,
+  token,
+  transfers,
+  VERIFY_USAGE,
+  verify,
+} from './ops.js';
+import { SIMULATE_USAGE, simulate } from './simulate.js';
+
+/*
+ * The `partner-s2s-sdk` command: a stand-alone simulator for partners whose tests are not written
+ * in JavaScript, and a few operator commands over the public SDK. Built on node:util's parseArgs.
+ */
+
+const COMMANDS: Record<string, { run: (args: string[], io: Io) => Promise<number>; usage: string }> = {
+  simulate: { run: simulate, usage: SIMULATE_USAGE },
+  token: { run: token, usage: TOKEN_USAGE },
+  routes: { run: routes, usage: ROUTES_USAGE },
+  transfers: { run: transfers, usage: TRANSFERS_USAGE },
+  verify: { run: verify, usage: VERIFY_USAGE },
+};
+
+export const USAGE = `usage: partner-s2s-sdk <command> [options]
+
+commands:
+  simulate     run the simulator over HTTP, with its admin API
+  token        the scopes and expiry of a token for the credential in the environment
+  routes       the bridge routes
+  transfers    list a user's transfers, or get one
+  verify       verify a saved construct result against a route, offline
+
+Run "partner-s2s-sdk <command> --help" for a command's options.
+exit codes: 0 ok, 1 verification failed or the service refused, 2 usage error`;
+
+/**
+ * Runs one command line and resolves with its exit code; never exits the process itself, so that
+ * a signal-driven `simulate` can finish closing first.
+ *
+ * @example
+ * const code = await main(['routes', '--json'], { out: console.log, err: console.error, env: process.env });
+ */
+export async function main(argv: string[], io: Io): Promise<number> {
+  const [name, ...args] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    (name === undefined ? io.err : io.out)(USAGE);
+    return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    io.err(`error: unknown command ${JSON.stringify(name)}`);
+    io.err(USAGE);
+    return EXIT.usage;
+  }
+  try {
+    return await command.run(args, io);
+  } catch (error) {
+    return report(io, error, error instanceof UsageError ? command.usage : undefined);
+  }
+}

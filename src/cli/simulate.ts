@@ -1,0 +1,128 @@
+import { ArgumentError } from '../index.js';
+import { createPartnerSimulator, type SimulatorOptions } from '../testing/index.js';
+import { type Io, integerFlag, parseCommandLine, UsageError } from './common.js';
+
+export const SIMULATE_USAGE = `usage: partner-s2s-sdk simulate [options]
+
+Starts the Partner Service Interface simulator over HTTP and runs until SIGINT or SIGTERM.
+The partner API is under <baseUrl>, the admin API under <adminUrl> (see docs/simulator.md).
+
+options:
+  --port N                   port to listen on, 0 for any free one (default 4010)
+  --host HOST                address to bind (default 127.0.0.1). Anyone who reaches the port
+                             can administer the simulator: bind another host only on purpose
+  --auto-advance             move submitted transfers on by themselves
+  --callback-url URL         POST every callback to URL
+  --callback-header 'n: v'   send this header with each callback (repeatable)
+  --seed N                   deterministic ids, demo credentials and wallet
+  --json                     print one line of JSON instead of text
+  -h, --help                 this help`;
+
+const LOOPBACK = '127.0.0.1';
+
+/** `'name: value'` pairs as a header record; a pair without a colon is a usage error. */
+function headerFlags(values: string[] | undefined): Record<string, string> | undefined {
+  if (!values || values.length === 0) return undefined;
+  const headers: Record<string, string> = {};
+  for (const value of values) {
+    const colon = value.indexOf(':');
+    if (colon <= 0)
+      throw new UsageError(`--callback-header must be 'name: value', got ${JSON.stringify(value)}`);
+    headers[value.slice(0, colon).trim()] = value.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+/**
+ * Tells whoever runs the simulator, on stderr, each time a callback delivery fails: a receiver that
+ * is down or refuses shows up at once, not only in `GET /__admin/v1/callbacks`.
+ */
+function reportFailedCallbacks(sim: ReturnType<typeof createPartnerSimulator>, io: Io) {
+  const reported = new WeakMap<object, number>();
+  const timer = setInterval(() => {
+    for (const delivery of sim.callbackDeliveries) {
+      if (delivery.lastError === null || reported.get(delivery) === delivery.attempts) continue;
+      reported.set(delivery, delivery.attempts);
+      const outcome = delivery.state === 'failed' ? 'gave up' : 'will retry';
+      io.err(
+        `callback ${delivery.status} of ${delivery.transferId} failed (try ${delivery.attempts}): ${delivery.lastError}; ${outcome}`,
+      );
+    }
+  }, 250);
+  // Watching must not keep the process alive once the server is closed.
+  timer.unref();
+  return timer;
+}
+
+/**
+ * `simulate`: serves a simulator until a signal, then closes the server and the simulator's timers
+ * so that the process ends by itself with exit code 0. Resolves once the server is listening, with
+ * a promise of the exit code.
+ */
+export async function simulate(args: string[], io: Io): Promise<number> {
+  const { values } = parseCommandLine(args, {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'auto-advance': { type: 'boolean' },
+    'callback-url': { type: 'string' },
+    'callback-header': { type: 'string', multiple: true },
+    seed: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  if (values.help) {
+    io.out(SIMULATE_USAGE);
+    return 0;
+  }
+  const port = integerFlag('port', values.port, 0, 65_535) ?? 4010;
+  const seed = integerFlag('seed', values.seed, 0, Number.MAX_SAFE_INTEGER);
+  // The default is loopback only; any other address is bound solely because --host named it.
+  const host = values.host ?? LOOPBACK;
+  const callbackHeaders = headerFlags(values['callback-header']);
+  const options: SimulatorOptions = {
+    ...(values['auto-advance'] ? { autoAdvance: true } : {}),
+    ...(values['callback-url'] ? { callbacks: values['callback-url'] } : {}),
+    ...(callbackHeaders ? { callbackHeaders } : {}),
+    ...(seed !== undefined ? { seed } : {}),
+  };
+  let sim: ReturnType<typeof createPartnerSimulator>;
+  try {
+    sim = createPartnerSimulator(options);
+  } catch (error) {
+    // The options came from the command line: a value the simulator refuses is a usage error.
+    if (error instanceof ArgumentError) throw new UsageError(error.message);
+    throw error;
+  }
+  const server = await sim.listen(port, host);
+  const info = {
+    baseUrl: server.url,
+    adminUrl: `${server.url}${sim.adminPath}`,
+    clientId: sim.demo.credentials.clientId,
+    clientSecret: sim.demo.credentials.clientSecret,
+    userId: sim.demo.userId,
+    wallet: sim.demo.wallet,
+  };
+  if (values.json) {
+    io.out(JSON.stringify(info));
+  } else {
+    io.out(`Partner simulator listening on ${info.baseUrl}
+  admin API      ${info.adminUrl}
+  client id      ${info.clientId}
+  client secret  ${info.clientSecret}
+  user           ${info.userId}
+  wallet         ${info.wallet.address}
+  private key    ${info.wallet.privateKey}   (a test key: never fund it on a real chain)
+Stop with Ctrl-C.`);
+  }
+  const watch = reportFailedCallbacks(sim, io);
+  return new Promise<number>((resolve) => {
+    const stop = () => {
+      clearInterval(watch);
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      sim.close();
+      void server.close().then(() => resolve(0));
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

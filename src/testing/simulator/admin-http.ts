@@ -1,0 +1,95 @@
+import { ArgumentError } from '../../errors/client-errors.js';
+import type { SimAdmin } from './admin.js';
+import type { CallbackDelivery } from './callbacks.js';
+import { HttpFailure, validation } from './envelope.js';
+import type { Mount } from './http.js';
+import { jsonObject } from './json.js';
+
+/*
+ * The admin HTTP API: the second mount of the simulator's fetch, for partners whose tests are not
+ * written in JavaScript. `POST /__admin/v1/<operation>` takes the operation's arguments as a JSON
+ * object named as the simulator method's parameters and hands them to `SimAdmin.run`, so an HTTP
+ * call is checked by the very schemas (../../testing/args.ts) that check a method call, and a
+ * mistake comes back in the service's own error envelope (400 VALIDATION_FAILED, every issue).
+ */
+
+/** The reserved prefix: outside /api/v1/s2s, so no partner path can ever collide with it. */
+export const ADMIN_PREFIX = '/__admin/v1';
+
+/** The operations the admin API exposes, by the name of their schema and simulator method. */
+export const ADMIN_OPERATIONS = [
+  'advanceClock',
+  'createOrganisation',
+  'withdrawOrganisationScope',
+  'setOrganisationActive',
+  'createCredential',
+  'revokeCredential',
+  'rotateCredential',
+  'createUser',
+  'fund',
+  'balance',
+  'configureRoute',
+  'setCallbacks',
+  'transfer',
+  'advance',
+] as const satisfies readonly Parameters<SimAdmin['run']>[0][];
+
+/**
+ * Amount fields that the schemas take as bigints. JSON has no bigint, and a JSON number above 2^53
+ * is already rounded when parsed, so they travel as decimal strings and become bigints here.
+ */
+const BIGINT_FIELDS = new Set(['raw', 'gasFeeRaw', 'providerFeeBps', 'feeCeilingBps']);
+
+function withBigints(value: unknown, key?: string): unknown {
+  if (typeof value === 'string' && key !== undefined && BIGINT_FIELDS.has(key) && /^\d+$/.test(value))
+    return BigInt(value);
+  if (Array.isArray(value)) return value.map((item) => withBigints(item));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withBigints(v, k)]));
+  return value;
+}
+
+/** A result as JSON: bigints as decimal strings (the way they came in), `undefined` as `null`. */
+function dataResponse(data: unknown, status = 200): Response {
+  return new Response(
+    JSON.stringify({ data: data ?? null }, (_key, value) =>
+      typeof value === 'bigint' ? value.toString() : value,
+    ),
+    { status, headers: { 'content-type': 'application/json' } },
+  );
+}
+
+/** What the admin mount needs of the simulator; getters, because `reset` replaces the state. */
+export interface AdminHost {
+  admin(): SimAdmin;
+  deliveries(): readonly CallbackDelivery[];
+  routes(): unknown[];
+  /** Starts again from nothing (plus the demo data); returns the demo the simulator now holds. */
+  reset(): unknown;
+}
+
+export function adminApi(host: AdminHost): Mount {
+  return {
+    prefix: ADMIN_PREFIX,
+    handle: ({ method, path, body }) => {
+      const name = path.replace(/^\//, '');
+      if (name === 'callbacks' || name === 'routes') {
+        if (method !== 'GET') throw new HttpFailure(405, 'METHOD_NOT_ALLOWED', 'use GET');
+        return dataResponse(name === 'callbacks' ? host.deliveries() : host.routes());
+      }
+      if (method !== 'POST' && (name === 'reset' || ADMIN_OPERATIONS.includes(name as never)))
+        throw new HttpFailure(405, 'METHOD_NOT_ALLOWED', 'use POST');
+      if (name === 'reset') return dataResponse(host.reset());
+      if (!ADMIN_OPERATIONS.includes(name as never))
+        throw new HttpFailure(404, 'NOT_FOUND', `no admin operation ${JSON.stringify(name.slice(0, 80))}`);
+      const args = withBigints(body === '' ? {} : jsonObject(body)) as Record<string, unknown>;
+      try {
+        return dataResponse(host.admin().run(name as (typeof ADMIN_OPERATIONS)[number], args));
+      } catch (error) {
+        if (error instanceof ArgumentError)
+          throw validation(error.issues.map(({ path, message }) => (path ? `${path}: ${message}` : message)));
+        throw error;
+      }
+    },
+  };
+}
