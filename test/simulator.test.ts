@@ -229,6 +229,34 @@ describe('simulator: bridge', () => {
     expect(construct.response.status).toBe(503);
   });
 
+  it('takes limits set in-process or through the admin API, and quotes within them only', async () => {
+    sim = createPartnerSimulator();
+    const accessToken = await bearer(sim);
+    const quote = (amount: string) =>
+      call(
+        sim,
+        'POST',
+        '/bridge/quote',
+        accessToken,
+        `{"userId":"${sim.demo.userId}","routeId":"${ROUTE}","amount":${amount}}`,
+      );
+    sim.configureRoute(ROUTE, { minAmountRaw: 5_000_000n, maxAmountRaw: 100_000_000n });
+    expect((await quote('4')).body.message).toContain('minimum of 5');
+    expect((await quote('101')).body.message).toContain('maximum of 100');
+    expect((await quote('50')).response.status).toBe(200);
+    // Over HTTP, raw amounts travel as decimal strings; a maximum below the minimum is refused.
+    const admin = (body: unknown) =>
+      sim!.fetch(`${sim!.baseUrl}${sim!.adminPath}/configureRoute`, {
+        method: 'POST',
+        body: JSON.stringify(body),
+      });
+    expect((await admin({ routeId: ROUTE, change: { maxAmountRaw: '20000000' } })).status).toBe(200);
+    expect((await quote('50')).body.message).toContain('maximum of 20');
+    const refused = await admin({ routeId: ROUTE, change: { minAmountRaw: '9', maxAmountRaw: '1' } });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { code: string }).code).toBe('VALIDATION_FAILED');
+  });
+
   it('builds a batch whose hash is the EntryPoint v0.7 hash of its user operation', async () => {
     sim = createPartnerSimulator();
     const { body } = await call(sim, 'POST', '/bridge/construct/transaction/batch', await bearer(sim), {

@@ -213,13 +213,23 @@ export function simulatorArgs<O, C, U, R, T>(find: SimulatorLookups<O, C, U, R, 
     balance: z.object({ userId: user, chainId, token }),
     configureRoute: z.object({
       routeId: route,
-      change: z.strictObject({
-        paused: z.boolean({ error: 'must be a boolean' }).optional(),
-        reachable: z.boolean({ error: 'must be a boolean' }).optional(),
-        gasFeeRaw: baseUnits.optional(),
-        providerFeeBps: basisPoints.optional(),
-        feeCeilingBps: basisPoints.optional(),
-      }),
+      change: z
+        .strictObject({
+          paused: z.boolean({ error: 'must be a boolean' }).optional(),
+          reachable: z.boolean({ error: 'must be a boolean' }).optional(),
+          gasFeeRaw: baseUnits.optional(),
+          providerFeeBps: basisPoints.optional(),
+          feeCeilingBps: basisPoints.optional(),
+          minAmountRaw: baseUnits.optional(),
+          maxAmountRaw: baseUnits.optional(),
+        })
+        .refine(
+          (change) =>
+            change.minAmountRaw === undefined ||
+            change.maxAmountRaw === undefined ||
+            change.minAmountRaw <= change.maxAmountRaw,
+          { path: ['maxAmountRaw'], message: 'must not be below minAmountRaw' },
+        ),
     }),
     setCallbacks: z.object({ target: callbackTarget.optional() }),
     transfer: z.object({ transferId: transfer }),

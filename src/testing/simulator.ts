@@ -209,7 +209,10 @@ export class PartnerSimulator {
     return this.#core.routes.list();
   }
 
-  /** Changes how a route behaves: paused (400), unreachable (`limits: null`, 503), fees. */
+  /**
+   * Changes how a route behaves: paused (400), unreachable (`limits: null`, 503), fees, and its
+   * limits in source base units (`minAmountRaw`, `maxAmountRaw`; an amount outside is a 400).
+   */
   configureRoute(
     routeId: string,
     change: {
@@ -218,6 +221,8 @@ export class PartnerSimulator {
       gasFeeRaw?: bigint;
       providerFeeBps?: bigint;
       feeCeilingBps?: bigint;
+      minAmountRaw?: bigint;
+      maxAmountRaw?: bigint;
     },
   ): void {
     this.#admin.run('configureRoute', { routeId, change });

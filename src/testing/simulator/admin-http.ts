@@ -38,7 +38,14 @@ export const ADMIN_OPERATIONS = [
  * Amount fields that the schemas take as bigints. JSON has no bigint, and a JSON number above 2^53
  * is already rounded when parsed, so they travel as decimal strings and become bigints here.
  */
-const BIGINT_FIELDS = new Set(['raw', 'gasFeeRaw', 'providerFeeBps', 'feeCeilingBps']);
+const BIGINT_FIELDS = new Set([
+  'raw',
+  'gasFeeRaw',
+  'providerFeeBps',
+  'feeCeilingBps',
+  'minAmountRaw',
+  'maxAmountRaw',
+]);
 
 function withBigints(value: unknown, key?: string): unknown {
   if (typeof value === 'string' && key !== undefined && BIGINT_FIELDS.has(key) && /^\d+$/.test(value))

@@ -15,6 +15,9 @@ export interface RouteState {
   providerFeeBps: bigint;
   /** Above this provider fee (bps) construct answers 503. */
   feeCeilingBps: bigint;
+  /** The route's limits in source base units, when a test set them (else 1 to 50,000 tokens). */
+  minAmountRaw?: bigint | undefined;
+  maxAmountRaw?: bigint | undefined;
 }
 
 /** The default routes: USDC between Base (6 decimals) and BNB Chain (18 decimals), one id per direction. */
@@ -111,8 +114,8 @@ export class SimRoutes {
   limits(state: RouteState) {
     const { decimals } = state.route.from;
     const unit = 10n ** BigInt(decimals);
-    const minRaw = unit;
-    const maxRaw = 50_000n * unit;
+    const minRaw = state.minAmountRaw ?? unit;
+    const maxRaw = state.maxAmountRaw ?? 50_000n * unit;
     return {
       minAmount: fromRawAmount(minRaw, decimals),
       maxAmount: fromRawAmount(maxRaw, decimals),
