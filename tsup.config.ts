@@ -18,7 +18,11 @@ function licenseOf(name: string): string {
 }
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' },
+  entry: {
+    index: 'src/index.ts',
+    'testing/index': 'src/testing/index.ts',
+    'redis/index': 'src/redis/index.ts',
+  },
   format: ['esm', 'cjs'],
   target: 'node22',
   platform: 'node',

@@ -1,4 +1,4 @@
-export type { StoredToken, TokenStore } from './auth/token-store.js';
+export type { StoredToken, TokenLock, TokenStore } from './auth/token-store.js';
 export { MemoryTokenStore } from './auth/token-store.js';
 export {
   type BridgeCallbackKind,
