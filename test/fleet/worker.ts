@@ -83,7 +83,7 @@ async function callbacks(): Promise<void> {
   const failRate = Number(process.env.FLEET_FAIL_RATE ?? 0);
   const router = createCallbackRouter({
     authenticate: 'none',
-    store: createRedisCallbackStore({ client: redis.client, prefix: process.env.FLEET_PREFIX }),
+    store: createRedisCallbackStore({ client: redis.client, prefix: process.env.FLEET_PREFIX ?? 'fleet:' }),
     listenerTimeoutMs: 5_000,
   });
   router.on('error', () => {});
