@@ -283,10 +283,21 @@ export class TokenProvider {
     if (signal.aborted) throw new AbortError();
     if (lock?.acquired === true) {
       try {
-        return await this.#deps.fetchToken(signal);
+        // Another process may have stored a token between our look and our lock.
+        const stored = await this.#storeGet();
+        const at = this.#now();
+        if (
+          this.#usable(stored, at) &&
+          !this.#refreshDue(stored, at) &&
+          stored.accessToken !== this.#rejected
+        ) {
+          return stored;
+        }
+        const token = await this.#deps.fetchToken(signal);
+        // Stored before the lock goes: a process arriving in between would find neither and fetch.
+        await storeOp(() => store.set(key, token));
+        return token;
       } finally {
-        // Released after the caller stored the token? The token is set just after this returns; a
-        // waiter that looks in between polls again, so releasing here costs at most one poll.
         void storeOp(() => lock.release());
       }
     }
