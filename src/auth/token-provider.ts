@@ -271,6 +271,15 @@ export class TokenProvider {
     });
   }
 
+  /** The store's token when another process just put a fresh one there. */
+  async #storedFresh(): Promise<StoredToken | undefined> {
+    const stored = await this.#storeGet();
+    const at = this.#now();
+    const fresh =
+      this.#usable(stored, at) && !this.#refreshDue(stored, at) && stored.accessToken !== this.#rejected;
+    return fresh ? stored : undefined;
+  }
+
   /**
    * One token for the fleet: with a store that locks, the process that takes the lock fetches and
    * the others wait (bounded) for its token in the store. Whatever goes wrong with the store, the
@@ -284,15 +293,8 @@ export class TokenProvider {
     if (lock?.acquired === true) {
       try {
         // Another process may have stored a token between our look and our lock.
-        const stored = await this.#storeGet();
-        const at = this.#now();
-        if (
-          this.#usable(stored, at) &&
-          !this.#refreshDue(stored, at) &&
-          stored.accessToken !== this.#rejected
-        ) {
-          return stored;
-        }
+        const stored = await this.#storedFresh();
+        if (stored) return stored;
         const token = await this.#deps.fetchToken(signal);
         // Stored before the lock goes: a process arriving in between would find neither and fetch.
         await storeOp(() => store.set(key, token));
@@ -305,16 +307,9 @@ export class TokenProvider {
       const deadline = now + TOKEN_LOCK_WAIT_MS;
       while (this.#now() < deadline) {
         await pause(TOKEN_LOCK_POLL_MS, signal);
-        const stored = await this.#storeGet();
+        const stored = await this.#storedFresh();
         if (signal.aborted) throw new AbortError();
-        const at = this.#now();
-        if (
-          this.#usable(stored, at) &&
-          !this.#refreshDue(stored, at) &&
-          stored.accessToken !== this.#rejected
-        ) {
-          return stored;
-        }
+        if (stored) return stored;
       }
     }
     return this.#deps.fetchToken(signal);
