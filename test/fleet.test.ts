@@ -264,6 +264,14 @@ describe.runIf(REDIS_SERVER)('a fleet of processes on one Redis', { timeout: 60_
 
   it('Redis stopped mid-run: 5xx and never 200 for an unrecorded event, tokens go on, clean exits', async () => {
     const own = await startRedis();
+    try {
+      await redisStoppedMidRun(own);
+    } finally {
+      await own.stop();
+    }
+  });
+
+  async function redisStoppedMidRun(own: RedisServer) {
     const api = await apiServer();
     const tokenWorkers = [0, 1].map((i) =>
       spawnWorker({
@@ -307,7 +315,7 @@ describe.runIf(REDIS_SERVER)('a fleet of processes on one Redis', { timeout: 60_
     expect(await Promise.all(tokenWorkers.map((w) => w.exited))).toEqual([0, 0]);
     expect(await stopAll(cbWorkers)).toEqual([0, 0]);
     api.server.close();
-  });
+  }
 });
 
 if (!REDIS_SERVER) {

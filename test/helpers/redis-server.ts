@@ -46,6 +46,10 @@ export async function startRedis(): Promise<RedisServer> {
     });
     child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${out}`)));
   });
+  // A test that times out before its `stop` must not leave a server behind when its worker ends.
+  const orphan = () => child.kill('SIGKILL');
+  process.once('exit', orphan);
+  child.once('exit', () => process.off('exit', orphan));
   let stopped: Promise<void> | undefined;
   return {
     port,
