@@ -18,8 +18,13 @@ function licenseOf(name: string): string {
 }
 
 export default defineConfig({
-  // The CLI is a third entry so that it shares chunks with the SDK it runs (one copy of the code).
-  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts', 'cli/bin': 'src/cli/bin.ts' },
+  // The CLI is an entry of its own so that it shares chunks with the SDK it runs (one copy of the code).
+  entry: {
+    index: 'src/index.ts',
+    'testing/index': 'src/testing/index.ts',
+    'redis/index': 'src/redis/index.ts',
+    'cli/bin': 'src/cli/bin.ts',
+  },
   format: ['esm', 'cjs'],
   target: 'node22',
   platform: 'node',

@@ -41,6 +41,8 @@ router.on('ignored', ({ reason, transfer, previous }) =>
   say(`ignored          ${transfer.transferId} ${transfer.status} (${reason}; already ${previous})`),
 );
 router.on('unknown', (body) => say(`not a bridge callback: ${JSON.stringify(body).slice(0, 80)}`));
+// A refused delivery says so: a wrong secret shows here instead of as callbacks that never come.
+router.on('rejected', ({ request }) => console.error(`refused a delivery from ${request.remoteAddress}`));
 router.on('error', (error) => console.error('a listener failed:', error));
 
 const server = createServer(router.nodeHandler);

@@ -1,4 +1,4 @@
-export type { StoredToken, TokenStore } from './auth/token-store.js';
+export type { StoredToken, TokenLock, TokenStore } from './auth/token-store.js';
 export { MemoryTokenStore } from './auth/token-store.js';
 export {
   type BridgeCallbackKind,
@@ -15,8 +15,16 @@ export {
   type DispatchOutcome,
   type IgnoredCallback,
   type IgnoredReason,
+  type RejectedDelivery,
 } from './callbacks/router.js';
-export { type CallbackStore, MemoryCallbackStore } from './callbacks/store.js';
+export {
+  type CallbackStore,
+  type ClaimRequest,
+  type ClaimResult,
+  compareClaim,
+  MemoryCallbackStore,
+  type RecordedState,
+} from './callbacks/store.js';
 export { API_PREFIX, type FetchLike, PartnerClient, type PartnerClientOptions } from './client.js';
 export { type AmountInput, fromRawAmount, toRawAmount } from './core/amounts.js';
 export { DEFAULTS } from './core/defaults.js';
@@ -29,7 +37,12 @@ export type {
 } from './core/events.js';
 export { Page, PagePromise } from './core/pagination.js';
 export type { RequestOptions } from './core/request-options.js';
-export { CallbackTimeoutError, type CallbackTimeoutStage } from './errors/callback-errors.js';
+export {
+  CallbackBusyError,
+  CallbackListenerError,
+  CallbackTimeoutError,
+  type CallbackTimeoutStage,
+} from './errors/callback-errors.js';
 export * from './errors/index.js';
 
 import type { Bridge as BridgeResource, Transfers as TransfersResource } from './flows/bridge.js';

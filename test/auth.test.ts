@@ -253,6 +253,42 @@ describe('token cache', () => {
     expect(service.calls.at(-1)!.headers.get('authorization')).toBe('Bearer token-1');
   });
 
+  it('a store with a lock lets concurrent cold clients make one token request', async () => {
+    const service = mockService({ routes });
+    const tokenStore = new MemoryTokenStore();
+    let held = false;
+    const locking = {
+      get: (key: string) => tokenStore.get(key),
+      set: (key: string, token: Parameters<MemoryTokenStore['set']>[1]) => tokenStore.set(key, token),
+      delete: (key: string) => tokenStore.delete(key),
+      lock: async () => {
+        if (held) return { acquired: false as const };
+        held = true;
+        return { acquired: true as const, release: async () => void (held = false) };
+      },
+    };
+    // Without the lock each of these clients (processes, in a fleet) fetches its own token.
+    const clients = Array.from({ length: 5 }, () => makeClient(service, { tokenStore: locking }));
+    await Promise.all(clients.map((client) => client.bridge.routes()));
+    expect(service.count('POST /auth/token')).toBe(1);
+  });
+
+  it('a lock holder that never stores a token delays the others, then they fetch their own', async () => {
+    vi.useFakeTimers();
+    const service = mockService({ routes });
+    const tokenStore = new MemoryTokenStore();
+    const locking = {
+      get: (key: string) => tokenStore.get(key),
+      set: (key: string, token: Parameters<MemoryTokenStore['set']>[1]) => tokenStore.set(key, token),
+      delete: (key: string) => tokenStore.delete(key),
+      lock: async () => ({ acquired: false as const }),
+    };
+    const pending = makeClient(service, { tokenStore: locking }).bridge.routes();
+    await vi.advanceTimersByTimeAsync(6_000);
+    await expect(pending).resolves.toHaveLength(1);
+    expect(service.count('POST /auth/token')).toBe(1);
+  });
+
   it('emits a token event without the token', async () => {
     const service = mockService({ routes });
     const client = makeClient(service);

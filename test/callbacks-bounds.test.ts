@@ -101,14 +101,24 @@ describe('listeners, authenticate and the store are bounded by listenerTimeoutMs
       ['listener', { authenticate: 'none' }, (r) => r.on('transfer', () => never), 503],
       ['authenticate', { authenticate: () => never }, () => {}, 503],
       [
-        'store.get',
-        { authenticate: 'none', store: { get: () => never, set: async () => {} } },
+        'store.claim',
+        {
+          authenticate: 'none',
+          store: { claim: () => never, commit: async () => {}, release: async () => {} },
+        },
         () => {},
         503,
       ],
       [
-        'store.set',
-        { authenticate: 'none', store: { get: async () => undefined, set: () => never } },
+        'store.commit',
+        {
+          authenticate: 'none',
+          store: {
+            claim: async () => ({ outcome: 'claimed', token: 't', previous: undefined }),
+            commit: () => never,
+            release: async () => {},
+          },
+        },
         () => {},
         503,
       ],
@@ -117,10 +127,11 @@ describe('listeners, authenticate and the store are bounded by listenerTimeoutMs
         {
           authenticate: 'none',
           store: {
-            get: async () => {
+            claim: async () => {
               throw new Error('store down');
             },
-            set: async () => {},
+            commit: async () => {},
+            release: async () => {},
           },
         },
         () => {},
@@ -370,8 +381,9 @@ describe('store contract', () => {
   it('a state is recorded only after its listeners settled', async () => {
     const order: string[] = [];
     const store: CallbackStore = {
-      get: async () => undefined,
-      set: async (_id, status) => void order.push(`set:${status}`),
+      claim: async () => ({ outcome: 'claimed', token: 't', previous: undefined }),
+      commit: async (request) => void order.push(`set:${request.status}`),
+      release: async () => {},
     };
     const router = createCallbackRouter({ authenticate: 'none', store });
     router.on('transfer', async (t) => {
@@ -421,9 +433,10 @@ describe('a delivery that hangs is never lost', () => {
               return call();
             };
             const store: CallbackStore = {
-              get: (id) => faulty(() => memory.get(id)),
-              set: (id, status) =>
-                faultySet ? faulty(() => memory.set(id, status)) : memory.set(id, status),
+              claim: (request) => faulty(() => memory.claim(request)),
+              commit: (request, token) =>
+                faultySet ? faulty(() => memory.commit(request, token)) : memory.commit(request, token),
+              release: (request, token) => faulty(() => memory.release(request, token)),
             };
             const router = createCallbackRouter({ authenticate: 'none', store, listenerTimeoutMs: 5 });
             router.on('error', () => {});

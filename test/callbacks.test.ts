@@ -7,6 +7,8 @@ import { transfer } from '../fixtures/wire.js';
 import {
   type BridgeTransfer,
   CALLBACK_KINDS,
+  CallbackBusyError,
+  CallbackListenerError,
   CallbackParseError,
   type CallbackStore,
   createCallbackRouter,
@@ -17,6 +19,8 @@ import {
   type TransferStatus,
 } from '../src/index.js';
 import { createPartnerSimulator } from '../src/testing/index.js';
+
+const post = (body: string) => new Request('https://partner.example/callbacks', { method: 'POST', body });
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -151,10 +155,124 @@ describe('callback router', () => {
     router.on('bridge_transfer_submitted', () => void reached.push('third'));
     router.on('transfer', () => void reached.push('transfer'));
     router.on('error', (error) => void errors.push(error));
-    const outcome = await router.dispatch(at('submitted'));
-    expect(outcome.outcome).toBe('dispatched');
+    await expect(router.dispatch(at('submitted'))).rejects.toBeInstanceOf(CallbackListenerError);
     expect(reached).toEqual(['third', 'transfer']);
-    expect(errors.map((e) => (e as Error).message)).toEqual(['listener bug', 'async bug']);
+    expect(errors.map((e) => (e as Error).message)).toEqual([
+      'listener bug',
+      'async bug',
+      '2 listener(s) failed for bridge_transfer_submitted of tr_1; not recorded',
+    ]);
+  });
+
+  it('a failed listener leaves the state unrecorded: answered 500, the retry dispatches it again', async () => {
+    const store = new MemoryCallbackStore();
+    const router = createCallbackRouter({ authenticate: 'none', store });
+    router.on('error', () => {});
+    let calls = 0;
+    router.on('bridge_transfer_delivered', () => {
+      calls++;
+      if (calls === 1) throw new Error('ledger down');
+    });
+    const first = await router.fetchHandler(post(JSON.stringify(at('delivered'))));
+    expect(first.status).toBe(500);
+    expect(await store.get('tr_1')).toBeUndefined();
+    const retry = await router.fetchHandler(post(JSON.stringify(at('delivered'))));
+    expect(retry.status).toBe(200);
+    expect(await store.get('tr_1')).toBe('delivered');
+    const again = await router.fetchHandler(post(JSON.stringify(at('delivered'))));
+    expect(await again.json()).toMatchObject({ outcome: 'ignored' });
+    expect(calls).toBe(2);
+  });
+
+  it('acknowledgeListenerErrors keeps answering 2xx and recording when a listener throws', async () => {
+    const store = new MemoryCallbackStore();
+    const router = createCallbackRouter({ authenticate: 'none', store, acknowledgeListenerErrors: true });
+    const errors: unknown[] = [];
+    router.on('error', (error) => void errors.push(error));
+    router.on('transfer', () => {
+      throw new Error('listener bug');
+    });
+    const response = await router.fetchHandler(post(JSON.stringify(at('delivered'))));
+    expect(response.status).toBe(200);
+    expect(await store.get('tr_1')).toBe('delivered');
+    expect(errors).toHaveLength(1);
+  });
+
+  it('a transfer claimed elsewhere is answered 503 and dispatched once the claim is gone', async () => {
+    const store = new MemoryCallbackStore();
+    const held = await store.claim({
+      transferId: 'tr_1',
+      status: 'submitted',
+      rank: 0,
+      final: false,
+      ttlMs: 60_000,
+    });
+    const router = createCallbackRouter({ authenticate: 'none', store });
+    const errors: unknown[] = [];
+    router.on('error', (error) => void errors.push(error));
+    let calls = 0;
+    router.on('transfer', () => void calls++);
+    const busy = await router.fetchHandler(post(JSON.stringify(at('delivered'))));
+    expect(busy.status).toBe(503);
+    expect(await busy.json()).toEqual({ error: 'callback_busy' });
+    expect(errors[0]).toBeInstanceOf(CallbackBusyError);
+    expect(calls).toBe(0);
+    if (held.outcome !== 'claimed') throw new Error('expected a claim');
+    await store.release(
+      { transferId: 'tr_1', status: 'submitted', rank: 0, final: false, ttlMs: 1 },
+      held.token,
+    );
+    expect((await router.fetchHandler(post(JSON.stringify(at('delivered'))))).status).toBe(200);
+    expect(calls).toBe(1);
+  });
+
+  it('a claim left by a crashed process expires, so nothing is lost', async () => {
+    const store = new MemoryCallbackStore();
+    const request = { transferId: 'tr_1', status: 'delivered', rank: 9, final: true, ttlMs: 1 };
+    expect((await store.claim(request)).outcome).toBe('claimed');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const again = await store.claim(request);
+    expect(again.outcome).toBe('claimed');
+    if (again.outcome !== 'claimed') return;
+    await store.commit(request, again.token);
+    expect(await store.claim(request)).toEqual({ outcome: 'duplicate', previous: 'delivered' });
+    expect(await store.claim({ ...request, status: 'submitted', final: false, rank: 0 })).toEqual({
+      outcome: 'stale',
+      previous: 'delivered',
+    });
+  });
+
+  it('a commit by a claim that expired and was taken over records nothing', async () => {
+    const store = new MemoryCallbackStore();
+    const request = { transferId: 'tr_1', status: 'submitted', rank: 0, final: false, ttlMs: 1 };
+    const first = await store.claim(request);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = await store.claim(request);
+    if (first.outcome !== 'claimed' || second.outcome !== 'claimed') throw new Error('expected claims');
+    await store.commit(request, first.token);
+    expect(await store.get('tr_1')).toBeUndefined();
+    await store.commit(request, second.token);
+    expect(await store.get('tr_1')).toBe('submitted');
+  });
+
+  it('emits rejected for a delivery authenticate refused, and never dispatches it', async () => {
+    const router = createCallbackRouter({
+      authenticate: (request) => request.headers.get('x-token') === 'right',
+    });
+    const rejected: string[] = [];
+    let dispatched = 0;
+    router.on('rejected', ({ request }) => void rejected.push(request.headers.get('x-token') ?? ''));
+    router.on('transfer', () => void dispatched++);
+    const response = await router.fetchHandler(
+      new Request('https://partner.example/callbacks', {
+        method: 'POST',
+        body: JSON.stringify(at('delivered')),
+        headers: { 'x-token': 'wrong' },
+      }),
+    );
+    expect(response.status).toBe(401);
+    expect(rejected).toEqual(['wrong']);
+    expect(dispatched).toBe(0);
   });
 
   it('bounds the default store', async () => {
@@ -165,13 +283,14 @@ describe('callback router', () => {
   });
 
   it('shares de-duplication between routers through an async store', async () => {
-    const shared = new Map<string, string>();
+    const shared = new MemoryCallbackStore();
     const store: CallbackStore = {
-      get: async (id) => {
+      claim: async (request) => {
         await new Promise((resolve) => setTimeout(resolve, 1));
-        return shared.get(id);
+        return shared.claim(request);
       },
-      set: async (id, status) => void shared.set(id, status),
+      commit: (request, token) => shared.commit(request, token),
+      release: (request, token) => shared.release(request, token),
     };
     const a = createCallbackRouter({ authenticate: 'none', store });
     const b = createCallbackRouter({ authenticate: 'none', store });

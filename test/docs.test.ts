@@ -25,7 +25,7 @@ function exportsOf(entry: string) {
 }
 
 describe('public surface documentation', () => {
-  for (const entry of ['src/index.ts', 'src/testing/index.ts']) {
+  for (const entry of ['src/index.ts', 'src/testing/index.ts', 'src/redis/index.ts']) {
     it(`every export of ${entry} has a doc comment, and every function and class an example`, () => {
       const missing = exportsOf(entry)
         .filter((item) => item.docs.trim() === '' || (item.callable && !item.hasExample))

@@ -64,6 +64,20 @@ describe('import cost', () => {
     expect(loaded.filter((name) => name.startsWith('viem'))).toEqual([]);
   });
 
+  it('neither the main entry nor the redis entry loads redis or ioredis', () => {
+    const loaded = packagesLoadedBy(`
+      const sdk = await import('./src/index.ts');
+      const redis = await import('./src/redis/index.ts');
+      const client = { call: async () => null };
+      redis.createRedisTokenStore({ client });
+      sdk.createCallbackRouter({ authenticate: 'none', store: redis.createRedisCallbackStore({ client }) });
+    `);
+    expect(loaded).toContain('zod');
+    expect(
+      loaded.filter((name) => name === 'redis' || name.startsWith('@redis/') || name === 'ioredis'),
+    ).toEqual([]);
+  });
+
   it('signing loads viem on first use', () => {
     const loaded = packagesLoadedBy(`
       const sdk = await import('./src/index.ts');

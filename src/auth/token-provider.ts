@@ -22,6 +22,12 @@ const EXPIRY_MARGIN_MS = 30_000;
 const BACKGROUND_RETRY_MS = 5_000;
 /** A shared store slower than this is passed over: the token endpoint is the source of truth. */
 const STORE_TIMEOUT_MS = 2_000;
+/** How long a process holds the store's fetch lock at most (a crashed holder blocks no longer). */
+export const TOKEN_LOCK_TTL_MS = 10_000;
+/** How long a process waits for the lock holder's token before it fetches its own. */
+export const TOKEN_LOCK_WAIT_MS = 5_000;
+/** How often a waiting process looks in the store for the lock holder's token. */
+const TOKEN_LOCK_POLL_MS = 50;
 /** The first backoff after a credential was found stopped or refused; it doubles per failed probe. */
 export const CREDENTIAL_BACKOFF_MIN_MS = 1_000;
 /** The longest backoff of a stopped or refused credential. */
@@ -47,6 +53,20 @@ async function storeOp<T>(operation: () => Promise<T>): Promise<T | undefined> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Waits `ms`, or less when `signal` aborts; the timer never keeps a process alive. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    timer.unref?.();
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
 }
 
 function isStoredToken(value: unknown): value is StoredToken {
@@ -251,6 +271,50 @@ export class TokenProvider {
     });
   }
 
+  /** The store's token when another process just put a fresh one there. */
+  async #storedFresh(): Promise<StoredToken | undefined> {
+    const stored = await this.#storeGet();
+    const at = this.#now();
+    const fresh =
+      this.#usable(stored, at) && !this.#refreshDue(stored, at) && stored.accessToken !== this.#rejected;
+    return fresh ? stored : undefined;
+  }
+
+  /**
+   * One token for the fleet: with a store that locks, the process that takes the lock fetches and
+   * the others wait (bounded) for its token in the store. Whatever goes wrong with the store, the
+   * process fetches its own: the lock saves requests, it is never needed for a call to go on.
+   */
+  async #fetchOnce(signal: AbortSignal, now: number): Promise<StoredToken> {
+    const { store, key } = this.#deps;
+    if (typeof store.lock !== 'function') return this.#deps.fetchToken(signal);
+    const lock = await storeOp(() => (store.lock as NonNullable<TokenStore['lock']>)(key, TOKEN_LOCK_TTL_MS));
+    if (signal.aborted) throw new AbortError();
+    if (lock?.acquired === true) {
+      try {
+        // Another process may have stored a token between our look and our lock.
+        const stored = await this.#storedFresh();
+        if (stored) return stored;
+        const token = await this.#deps.fetchToken(signal);
+        // Stored before the lock goes: a process arriving in between would find neither and fetch.
+        await storeOp(() => store.set(key, token));
+        return token;
+      } finally {
+        void storeOp(() => lock.release());
+      }
+    }
+    if (lock?.acquired === false) {
+      const deadline = now + TOKEN_LOCK_WAIT_MS;
+      while (this.#now() < deadline) {
+        await pause(TOKEN_LOCK_POLL_MS, signal);
+        const stored = await this.#storedFresh();
+        if (signal.aborted) throw new AbortError();
+        if (stored) return stored;
+      }
+    }
+    return this.#deps.fetchToken(signal);
+  }
+
   /**
    * The one path to a new token, shared by every concurrent caller: first the store (another
    * process may have refreshed already), then one attempt at the token endpoint.
@@ -275,7 +339,7 @@ export class TokenProvider {
           if (generation === this.#generation) this.#current = stored;
           return stored;
         }
-        const token = await this.#deps.fetchToken(controller.signal);
+        const token = await this.#fetchOnce(controller.signal, now);
         // A fetch that began before an invalidation still returns a new token, so it is safe to use;
         // it is only kept when nothing newer has been put in place meanwhile.
         if (generation === this.#generation || !this.#current) {

@@ -27,7 +27,25 @@ export interface TokenStore {
   get(key: string): Promise<StoredToken | undefined>;
   set(key: string, token: StoredToken): Promise<void>;
   delete(key: string): Promise<void>;
+  /**
+   * Optional: takes a short lock on `key` so that, across a fleet, one process fetches a token while
+   * the others wait for it to appear in the store (a cold fleet then makes one token request).
+   * Answers whether the lock was taken; a lock not released expires after `ttlMs` on its own. The
+   * lock only saves requests: a store that fails, hangs or never gets the token lets each waiting
+   * process fetch its own once the wait is over.
+   *
+   * @example
+   * lock: async (key, ttlMs) => {
+   *   const owner = crypto.randomUUID();
+   *   if ((await redis.set(`${key}:lock`, owner, 'PX', ttlMs, 'NX')) !== 'OK') return { acquired: false };
+   *   return { acquired: true, release: () => releaseIfOwner(`${key}:lock`, owner) };
+   * },
+   */
+  lock?(key: string, ttlMs: number): Promise<TokenLock>;
 }
+
+/** What `TokenStore.lock` answers: the lock and how to give it back, or that another holds it. */
+export type TokenLock = { acquired: true; release(): Promise<void> } | { acquired: false };
 
 /**
  * The default store: this process's memory. Its contents never show in `util.inspect`.

@@ -1,6 +1,6 @@
 import { readArgs } from '../core/args.js';
 import { CallbackParseError } from '../errors/bridge-errors.js';
-import { CallbackTimeoutError } from '../errors/callback-errors.js';
+import { CallbackBusyError, CallbackListenerError, CallbackTimeoutError } from '../errors/callback-errors.js';
 import { type BodyErrors, type BodyLimits, decodeText, readBytes } from '../http/body.js';
 import type { DispatchOutcome } from './router.js';
 
@@ -54,6 +54,8 @@ export interface HandlerContext {
   bounded: <T>(work: () => T | Promise<T>) => Promise<T>;
   dispatch: (body: string) => Promise<DispatchOutcome>;
   reportError: (error: unknown) => void;
+  /** Tells the router's `rejected` listeners about a delivery `authenticate` refused. */
+  reportRejected: (rejected: { request: CallbackRequest; error: unknown }) => void;
 }
 
 export type DeliveryHandler = (delivery: Delivery) => Promise<Answer>;
@@ -72,6 +74,7 @@ const requestTimeout: Answer = { status: 408, body: { error: 'request_timeout' }
 const unreadable: Answer = { status: 400, body: { error: 'unreadable_body' } };
 const unauthenticated: Answer = { status: 401, body: { error: 'unauthenticated' } };
 const unavailable: Answer = { status: 503, body: { error: 'callback_timeout' } };
+const busy: Answer = { status: 503, body: { error: 'callback_busy' } };
 /** What a node handler answers when the handler itself failed. */
 export const internalError: Answer = { status: 500, body: { error: 'internal_error' } };
 
@@ -97,15 +100,20 @@ export function createDeliveryHandler(context: HandlerContext): DeliveryHandler 
     }
     if (body === undefined) return tooLarge;
     if (authenticate) {
-      const text = body;
+      const request = delivery.describe(body);
       let allowed = false;
+      let thrown: unknown;
       try {
-        allowed = await context.bounded(() => authenticate(delivery.describe(text)));
+        allowed = await context.bounded(() => authenticate(request));
       } catch (error) {
         if (error instanceof CallbackTimeoutError) return unavailable;
-        allowed = false;
+        thrown = error;
       }
-      if (allowed !== true) return unauthenticated;
+      if (allowed !== true) {
+        // Silent refusals look like callbacks that never come: say so, so a bad secret shows.
+        context.reportRejected({ request, error: thrown });
+        return unauthenticated;
+      }
     }
     try {
       const outcome = await context.dispatch(body);
@@ -113,8 +121,11 @@ export function createDeliveryHandler(context: HandlerContext): DeliveryHandler 
     } catch (error) {
       if (error instanceof CallbackParseError)
         return { status: 400, body: { error: 'invalid_body', message: error.message } };
-      // Already reported when it happened.
+      // Already reported when it happened. Busy: another process holds the transfer, so later.
       if (error instanceof CallbackTimeoutError) return unavailable;
+      if (error instanceof CallbackBusyError) return busy;
+      // A listener failed: not recorded, so a 500 makes the service deliver it again.
+      if (error instanceof CallbackListenerError) return internalError;
       // The store failed: nothing was recorded, so a 5xx makes the service deliver it again.
       context.reportError(error);
       return internalError;

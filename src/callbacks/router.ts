@@ -1,7 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { byteCount, checkListener, durationMs, parseArgs, withMethods } from '../core/args.js';
-import { CallbackTimeoutError, type CallbackTimeoutStage } from '../errors/callback-errors.js';
+import {
+  CallbackBusyError,
+  CallbackListenerError,
+  CallbackTimeoutError,
+  type CallbackTimeoutStage,
+} from '../errors/callback-errors.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
 import { FINAL_STATES, stateRank } from '../schemas/states.js';
 import { type CallbackRequest, createDeliveryHandler, webHandler } from './handler.js';
@@ -12,7 +17,7 @@ import {
   type ParsedCallback,
   parseBridgeCallback,
 } from './parse.js';
-import { type CallbackStore, MemoryCallbackStore } from './store.js';
+import { type CallbackStore, type ClaimRequest, MemoryCallbackStore } from './store.js';
 
 export type { CallbackRequest } from './handler.js';
 
@@ -38,19 +43,51 @@ export interface CallbackRouterEvents extends KindListeners {
   /** A duplicate, a state older than one already dispatched, or a state with no callback kind. */
   ignored: (ignored: IgnoredCallback) => void | Promise<void>;
   /**
-   * A listener threw or rejected (the other listeners still ran), a delivery did not settle within
-   * `listenerTimeoutMs` (a `CallbackTimeoutError`), or the store failed.
+   * A delivery `authenticate` refused (answered 401), or whose check threw. Nothing of its body is
+   * trusted, so only the request is shown: log it to find a misconfigured secret.
+   */
+  rejected: (rejected: RejectedDelivery) => void;
+  /**
+   * A listener threw or rejected (the other listeners still ran; then a `CallbackListenerError`
+   * sums the delivery up), a delivery did not settle within `listenerTimeoutMs` (a
+   * `CallbackTimeoutError`), another process held the transfer (a `CallbackBusyError`), or the
+   * store failed.
    */
   error: (error: unknown) => void;
+}
+
+/** A delivery refused by `authenticate`, as the `rejected` event reports it. */
+export interface RejectedDelivery {
+  /** What `authenticate` was shown (its `raw` request included). */
+  request: CallbackRequest;
+  /** What the check threw, when it threw rather than answering false. */
+  error: unknown;
 }
 
 /** Options of `createCallbackRouter`. */
 export interface CallbackRouterOptions {
   /**
-   * Remembers the last dispatched state per transfer, to drop duplicates and late states.
+   * Remembers the last dispatched state per transfer, to drop duplicates and late states. Share
+   * one between processes (`partner-s2s-sdk/redis`) and the fleet dispatches each state once.
    * @default a MemoryCallbackStore of 50,000 transfers
    */
   store?: CallbackStore;
+  /**
+   * How long a delivery holds the store's claim on its transfer: past it, a process that died
+   * mid-delivery no longer blocks the transfer. Keep it above `listenerTimeoutMs`.
+   * @default listenerTimeoutMs * 3
+   */
+  claimTtlMs?: number;
+  /**
+   * Answer 2xx and record the state even when a listener threw (the behaviour before 0.2). By
+   * default a throwing listener leaves the state unrecorded and the delivery is answered 500, so
+   * the service delivers it again: at least once, which needs listeners idempotent per
+   * `(transferId, status)`.
+   * @default false
+   * @example
+   * createCallbackRouter({ authenticate, acknowledgeListenerErrors: true }); // at most once
+   */
+  acknowledgeListenerErrors?: boolean;
   /**
    * Decides whether a delivery is genuine; required. The specification defines no delivery
    * authentication, so the SDK invents none: check a shared secret header (in constant time), an
@@ -112,11 +149,17 @@ const ROUTER_EVENTS: readonly (keyof CallbackRouterEvents)[] = [
   'transfer',
   'unknown',
   'ignored',
+  'rejected',
   'error',
 ];
 
 const routerOptionsSchema = z.looseObject({
-  store: withMethods<CallbackStore>(['get', 'set'], 'must have get and set methods').optional(),
+  store: withMethods<CallbackStore>(
+    ['claim', 'commit', 'release'],
+    'must have claim, commit and release methods (get/set stores: see the CHANGELOG for 0.2)',
+  ).optional(),
+  claimTtlMs: durationMs.optional(),
+  acknowledgeListenerErrors: z.boolean({ error: 'must be true or false' }).optional(),
   authenticate: z.custom<CallbackRouterOptions['authenticate']>(
     (value) => typeof value === 'function' || value === 'none',
     "is required: a function that checks each delivery, or 'none' to accept every delivery (anyone who can reach the endpoint can then forge callbacks)",
@@ -157,6 +200,8 @@ export class CallbackRouter {
   readonly #strict: boolean;
   readonly #timeoutMs: number;
   readonly #bodyTimeoutMs: number;
+  readonly #claimTtlMs: number;
+  readonly #acknowledgeListenerErrors: boolean;
   /** Deliveries for one transfer are handled one after another, so the order check sees each. */
   readonly #queues = new Map<string, Promise<unknown>>();
   /**
@@ -173,6 +218,8 @@ export class CallbackRouter {
     this.#strict = checked.strict ?? false;
     this.#timeoutMs = checked.listenerTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#bodyTimeoutMs = checked.bodyTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#claimTtlMs = checked.claimTtlMs ?? this.#timeoutMs * 3;
+    this.#acknowledgeListenerErrors = checked.acknowledgeListenerErrors ?? false;
     const handle = createDeliveryHandler({
       maxBodyBytes: this.#maxBodyBytes,
       bodyTimeoutMs: this.#bodyTimeoutMs,
@@ -180,6 +227,7 @@ export class CallbackRouter {
       bounded: (work) => this.#bounded('authenticate', undefined, undefined, work),
       dispatch: (body) => this.dispatch(body),
       reportError: (error) => this.#reportError(error),
+      reportRejected: (rejected) => this.#reportRejected(rejected),
     });
     const withHeaders = this.#authenticate !== undefined;
     this.fetchHandler = webHandler(handle, withHeaders);
@@ -261,7 +309,7 @@ export class CallbackRouter {
     const parsed: ParsedCallback = parseBridgeCallback(body, { strict: this.#strict });
     if (parsed.kind === 'unknown') {
       await this.#bounded('listeners', undefined, 'unknown', (run) =>
-        this.#emitSafely(run, 'unknown', parsed.body),
+        this.#emitSafely(run, 'unknown', undefined, parsed.body),
       );
       return { outcome: 'unknown', body: parsed.body };
     }
@@ -270,23 +318,43 @@ export class CallbackRouter {
     const kind = parsed.kind;
     const id = transfer.transferId;
     const previous = this.#queues.get(id) ?? Promise.resolve();
+    const request: ClaimRequest = {
+      transferId: id,
+      status: transfer.status,
+      rank: stateRank(transfer.status) ?? 0,
+      final: FINAL_STATES.has(transfer.status),
+      ttlMs: this.#claimTtlMs,
+    };
     const run = previous.then(async (): Promise<DispatchOutcome> => {
-      const last = await this.#bounded('store', id, kind, () => this.#store.get(id));
-      if (last === transfer.status) return this.#ignore('duplicate', transfer, last);
-      if (
-        last !== undefined &&
-        (FINAL_STATES.has(last) || (stateRank(transfer.status) ?? 0) < (stateRank(last) ?? 0))
-      ) {
-        return this.#ignore('stale', transfer, last);
+      const claim = await this.#bounded('store', id, kind, () => this.#store.claim(request));
+      if (claim.outcome === 'duplicate' || claim.outcome === 'stale') {
+        return this.#ignore(claim.outcome, transfer, claim.previous);
       }
-      // Listeners first, then the record: a delivery whose listeners hung is not marked as seen.
-      // (A listener that throws is reported and still recorded, as before; issue 12's at-least-once
-      // for throws turns #emitSafely's failures into a refusal here.)
-      await this.#bounded('listeners', id, kind, async (live) => {
-        await this.#emitSafely(live, kind, transfer);
-        await this.#emitSafely(live, 'transfer', transfer, kind);
-      });
-      await this.#bounded('store', id, kind, () => this.#store.set(id, transfer.status));
+      if (claim.outcome === 'busy') {
+        const busy = new CallbackBusyError({ transferId: id, kind });
+        this.#reportError(busy);
+        throw busy;
+      }
+      const { token } = claim;
+      // Listeners first, then the record: a state is recorded only once every listener for it
+      // succeeded, so a failed or hung delivery is dispatched again when the service retries.
+      const failures: unknown[] = [];
+      try {
+        await this.#bounded('listeners', id, kind, async (live) => {
+          await this.#emitSafely(live, kind, failures, transfer);
+          await this.#emitSafely(live, 'transfer', failures, transfer, kind);
+        });
+      } catch (error) {
+        await this.#releaseQuietly(request, token);
+        throw error;
+      }
+      if (failures.length > 0 && !this.#acknowledgeListenerErrors) {
+        await this.#releaseQuietly(request, token);
+        const failed = new CallbackListenerError({ transferId: id, kind, causes: failures });
+        this.#reportError(failed);
+        throw failed;
+      }
+      await this.#bounded('store', id, kind, () => this.#store.commit(request, token));
       return { outcome: 'dispatched', kind, transfer };
     });
     // A timed-out step rejects `run` on time, so the transfer's next delivery does not wait on it.
@@ -298,13 +366,25 @@ export class CallbackRouter {
     return run;
   }
 
+  /**
+   * Gives the claim back so that the service's retry need not wait for it to expire. A release that
+   * fails is reported; the claim then expires on its own, so nothing is lost either way.
+   */
+  async #releaseQuietly(request: ClaimRequest, token: string): Promise<void> {
+    try {
+      await this.#bounded('store', request.transferId, undefined, () => this.#store.release(request, token));
+    } catch (error) {
+      if (!(error instanceof CallbackTimeoutError)) this.#reportError(error);
+    }
+  }
+
   async #ignore(
     reason: IgnoredReason,
     transfer: BridgeTransfer,
     previous: string | undefined,
   ): Promise<DispatchOutcome> {
     await this.#bounded('listeners', transfer.transferId, 'ignored', (run) =>
-      this.#emitSafely(run, 'ignored', { reason, transfer, previous }),
+      this.#emitSafely(run, 'ignored', undefined, { reason, transfer, previous }),
     );
     return { outcome: 'ignored', reason, transfer };
   }
@@ -343,10 +423,14 @@ export class CallbackRouter {
     });
   }
 
-  /** Calls every listener, awaiting async ones; one that fails is reported and does not stop the rest. */
+  /**
+   * Calls every listener, awaiting async ones; one that fails is reported (and collected into
+   * `failures`, when given) and does not stop the rest.
+   */
   async #emitSafely<E extends keyof CallbackRouterEvents>(
     run: Run,
     event: E,
+    failures: unknown[] | undefined,
     ...args: Parameters<CallbackRouterEvents[E]>
   ): Promise<void> {
     for (const subscription of this.#subscriptions.get(event) ?? NONE) {
@@ -355,7 +439,20 @@ export class CallbackRouter {
       try {
         await (subscription.listener as (...a: unknown[]) => unknown)(...args);
       } catch (error) {
-        if (run.live) this.#reportError(error);
+        if (!run.live) return;
+        this.#reportError(error);
+        failures?.push(error);
+      }
+    }
+  }
+
+  #reportRejected(rejected: RejectedDelivery): void {
+    for (const subscription of this.#subscriptions.get('rejected') ?? NONE) {
+      if (!this.#claim('rejected', subscription)) continue;
+      try {
+        (subscription.listener as (rejected: RejectedDelivery) => void)(rejected);
+      } catch (error) {
+        this.#reportError(error);
       }
     }
   }

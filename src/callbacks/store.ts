@@ -1,26 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { durationMs, nonEmptyString, parseArgs } from '../core/args.js';
+
 /**
- * Where the router remembers the last state it dispatched for each transfer. Plug in a shared one
- * (Redis, a database) so that several processes behind a load balancer drop the same duplicates.
- *
- * @example
- * const store: CallbackStore = {
- *   get: async (transferId) => (await redis.get(`cb:${transferId}`)) ?? undefined,
- *   set: async (transferId, status) => { await redis.set(`cb:${transferId}`, status, 'EX', 7 * 86400); },
- * };
+ * Where a state stands in a transfer's life, as the router hands it to the store: the store needs
+ * it to refuse a state older than the one recorded, atomically with the claim.
  */
-export interface CallbackStore {
-  get(transferId: string): Promise<string | undefined>;
-  set(transferId: string, status: string): Promise<void>;
+export interface ClaimRequest {
+  transferId: string;
+  status: string;
+  /** The state's place in the transfer's life; a lower rank than the recorded one is stale. */
+  rank: number;
+  /** Whether this state ends the transfer: once one is recorded every other state is stale. */
+  final: boolean;
+  /** How long the claim holds before it expires on its own (a process that crashed mid-claim). */
+  ttlMs: number;
+}
+
+/** What a claim led to. Only `claimed` lets the router dispatch; it must then commit or release. */
+export type ClaimResult =
+  /** This caller holds the transfer until it commits, releases, or the claim expires. */
+  | { outcome: 'claimed'; token: string; previous: string | undefined }
+  /** This very state is already recorded. */
+  | { outcome: 'duplicate'; previous: string }
+  /** A later (or a final) state is already recorded. */
+  | { outcome: 'stale'; previous: string }
+  /** Another caller holds a claim on this transfer: try again later (the handlers answer 503). */
+  | { outcome: 'busy' };
+
+/** The record a store keeps per transfer (what `claim` compares against). */
+export interface RecordedState {
+  status: string;
+  rank: number;
+  final: boolean;
 }
 
 /**
- * The default store: this process's memory, holding the most recently seen transfers only.
+ * Where the router records the last state it dispatched for each transfer. Every operation must
+ * be atomic across the processes sharing the store: that is what makes a fleet dispatch each
+ * `(transferId, status)` once. `partner-s2s-sdk/redis` has one built on Redis.
+ *
+ * The router calls `claim`; on `claimed` it runs the listeners, then `commit`s (all succeeded) or
+ * `release`s (one failed: the service's retry dispatches it again). A claim that is neither
+ * committed nor released (the process died) expires after `ttlMs`, so nothing is lost.
  *
  * @example
- * const router = createCallbackRouter({ store: new MemoryCallbackStore(200_000) });
+ * const store: CallbackStore = {
+ *   claim: (request) => myDb.claimTransferState(request), // one transaction: compare, then lock
+ *   commit: (request, token) => myDb.recordTransferState(request, token),
+ *   release: (request, token) => myDb.unlockTransfer(request.transferId, token),
+ * };
+ */
+export interface CallbackStore {
+  /** Claims `(transferId, status)` if it is newer than what is recorded and nobody holds it. */
+  claim(request: ClaimRequest): Promise<ClaimResult>;
+  /** Records `request.status` as the transfer's state and drops the claim, if `token` still holds it. */
+  commit(request: ClaimRequest, token: string): Promise<void>;
+  /** Drops the claim without recording anything, if `token` still holds it. */
+  release(request: ClaimRequest, token: string): Promise<void>;
+}
+
+const claimRequestSchema = z.looseObject({
+  transferId: nonEmptyString,
+  status: nonEmptyString,
+  rank: z.number({ error: 'must be a number' }),
+  final: z.boolean({ error: 'must be true or false' }),
+  ttlMs: durationMs,
+});
+const tokenSchema = nonEmptyString;
+const recordedSchema = z.looseObject({ status: z.string(), rank: z.number(), final: z.boolean() }).optional();
+
+/**
+ * Checks a claim request as a store receives it, so a store written on top of it fails with an
+ * ArgumentError, not somewhere inside its database client.
+ *
+ * @example
+ * const request = checkClaimRequest(input, 'MyStore.claim');
+ */
+export function checkClaimRequest(request: unknown, where: string): ClaimRequest {
+  return parseArgs(claimRequestSchema, request, where);
+}
+
+/** @internal the token check the stores share. */
+export function checkClaimToken(token: unknown, where: string): string {
+  return parseArgs(tokenSchema, token, where);
+}
+
+/**
+ * Decides a claim against what is recorded: the one comparison every store makes, so the memory
+ * and Redis stores cannot order states differently. Exported for stores written by partners.
+ *
+ * @example
+ * const verdict = compareClaim(recorded, request); // 'new' | 'duplicate' | 'stale'
+ */
+export function compareClaim(
+  recorded: RecordedState | undefined,
+  request: Pick<ClaimRequest, 'status' | 'rank'>,
+): 'new' | 'duplicate' | 'stale' {
+  parseArgs(recordedSchema, recorded, 'compareClaim');
+  parseArgs(claimRequestSchema.pick({ status: true, rank: true }), request, 'compareClaim');
+  if (recorded === undefined) return 'new';
+  if (recorded.status === request.status) return 'duplicate';
+  if (recorded.final || request.rank < recorded.rank) return 'stale';
+  return 'new';
+}
+
+interface Held {
+  token: string;
+  expiresAt: number;
+}
+
+/**
+ * The default store: this process's memory, holding the most recently seen transfers only. It
+ * keeps the same claim contract as a shared store, so a router behaves the same on either.
+ *
+ * @example
+ * const router = createCallbackRouter({ authenticate, store: new MemoryCallbackStore(200_000) });
  */
 export class MemoryCallbackStore implements CallbackStore {
-  readonly #states = new Map<string, string>();
+  readonly #states = new Map<string, RecordedState>();
+  readonly #claims = new Map<string, Held>();
   readonly #capacity: number;
 
   /** @param capacity transfers remembered; the least recently updated is forgotten first. */
@@ -28,14 +127,42 @@ export class MemoryCallbackStore implements CallbackStore {
     this.#capacity = capacity;
   }
 
-  async get(transferId: string): Promise<string | undefined> {
-    return this.#states.get(transferId);
+  async claim(input: ClaimRequest): Promise<ClaimResult> {
+    const request = checkClaimRequest(input, 'MemoryCallbackStore.claim');
+    const recorded = this.#states.get(request.transferId);
+    const verdict = compareClaim(recorded, request);
+    if (verdict !== 'new') return { outcome: verdict, previous: (recorded as RecordedState).status };
+    const held = this.#claims.get(request.transferId);
+    if (held && held.expiresAt > Date.now()) return { outcome: 'busy' };
+    const token = randomUUID();
+    this.#claims.set(request.transferId, { token, expiresAt: Date.now() + request.ttlMs });
+    return { outcome: 'claimed', token, previous: recorded?.status };
   }
 
-  async set(transferId: string, status: string): Promise<void> {
-    this.#states.delete(transferId);
-    this.#states.set(transferId, status);
+  async commit(input: ClaimRequest, token: string): Promise<void> {
+    const request = checkClaimRequest(input, 'MemoryCallbackStore.commit');
+    checkClaimToken(token, 'MemoryCallbackStore.commit');
+    // A claim that expired and was taken by another caller is theirs now: record nothing over it.
+    if (this.#claims.get(request.transferId)?.token !== token) return;
+    this.#claims.delete(request.transferId);
+    this.#states.delete(request.transferId);
+    this.#states.set(request.transferId, {
+      status: request.status,
+      rank: request.rank,
+      final: request.final,
+    });
     if (this.#states.size > this.#capacity) this.#states.delete(this.#states.keys().next().value as string);
+  }
+
+  async release(input: ClaimRequest, token: string): Promise<void> {
+    const request = checkClaimRequest(input, 'MemoryCallbackStore.release');
+    checkClaimToken(token, 'MemoryCallbackStore.release');
+    if (this.#claims.get(request.transferId)?.token === token) this.#claims.delete(request.transferId);
+  }
+
+  /** The state recorded for a transfer, if any. */
+  async get(transferId: string): Promise<string | undefined> {
+    return this.#states.get(transferId)?.status;
   }
 
   get size(): number {

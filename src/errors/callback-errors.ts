@@ -36,3 +36,47 @@ export class CallbackTimeoutError extends PartnerError {
     this.kind = init.kind;
   }
 }
+
+/**
+ * A listener threw or rejected for a dispatched callback, so its state was not recorded and the
+ * delivery was answered 500: the service delivers it again and the listeners run again. Each
+ * listener's own error was reported on `error` first; this one carries them as `causes`.
+ *
+ * @example
+ * router.on('error', (e) => {
+ *   if (e instanceof CallbackListenerError) log.warn(`${e.kind} of ${e.transferId} will be redelivered`);
+ * });
+ */
+export class CallbackListenerError extends PartnerError {
+  override name = 'CallbackListenerError' as const;
+  readonly transferId: string;
+  readonly kind: string;
+  /** What the failing listeners threw, in the order they ran. */
+  readonly causes: readonly unknown[];
+
+  constructor(init: { transferId: string; kind: string; causes: readonly unknown[] }) {
+    super(`${init.causes.length} listener(s) failed for ${init.kind} of ${init.transferId}; not recorded`);
+    this.transferId = init.transferId;
+    this.kind = init.kind;
+    this.causes = init.causes;
+  }
+}
+
+/**
+ * Another process (or delivery) holds the store's claim on this transfer: the delivery was answered
+ * 503 so that the service delivers it again once the other one finished.
+ *
+ * @example
+ * router.on('error', (e) => { if (e instanceof CallbackBusyError) metrics.increment('callbacks.busy'); });
+ */
+export class CallbackBusyError extends PartnerError {
+  override name = 'CallbackBusyError' as const;
+  readonly transferId: string;
+  readonly kind: string;
+
+  constructor(init: { transferId: string; kind: string }) {
+    super(`${init.kind} of ${init.transferId} is being handled elsewhere; try again later`);
+    this.transferId = init.transferId;
+    this.kind = init.kind;
+  }
+}

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { PartnerError } from '../errors/base.js';
+
+/**
+ * What the adapters use of a node-redis 5 client (`createClient().connect()`): `sendCommand(args)`.
+ * The two Redis clients the adapters take, as far as they use them: one raw command each. Only
+ * these shapes are relied on, so neither package is imported (both stay optional peers).
+ */
+export interface NodeRedisLike {
+  sendCommand(args: string[]): Promise<unknown>;
+}
+/** What the adapters use of an `ioredis` 5 client: `call(name, ...args)`. */
+export interface IoRedisLike {
+  call(command: string, ...args: string[]): Promise<unknown>;
+}
+/** A connected client of `redis` (node-redis 5) or of `ioredis` 5. */
+export type RedisClientLike = NodeRedisLike | IoRedisLike;
+
+/** Sends one command and answers Redis's reply. */
+export type RedisCommand = (args: string[]) => Promise<unknown>;
+
+/**
+ * A Redis command failed (connection lost, server stopped, a script error). Only the operation and
+ * Redis's own message are kept: a client's error may carry the command's arguments, which for a
+ * token store include the token, so the original error is not attached as `cause`.
+ *
+ * @example
+ * router.on('error', (e) => { if (e instanceof RedisStoreError) log.warn(`redis ${e.operation}: ${e.message}`); });
+ */
+export class RedisStoreError extends PartnerError {
+  override name = 'RedisStoreError' as const;
+  /** The store operation: `token.get`, `callback.claim`, … */
+  readonly operation: string;
+
+  constructor(init: { operation: string; reason: string }) {
+    super(`Redis ${init.operation} failed: ${init.reason}`);
+    this.operation = init.operation;
+  }
+}
+
+/**
+ * Tells the two clients apart by what they have: ioredis has `call(name, ...args)`, node-redis 5
+ * has `sendCommand(args)` (ioredis has a `sendCommand` too, taking a Command object, so `call` is
+ * checked first).
+ */
+export function redisCommand(client: RedisClientLike): RedisCommand {
+  if ('call' in client && typeof client.call === 'function') {
+    const call = client.call.bind(client);
+    return ([command, ...args]) => call(command as string, ...args);
+  }
+  const send = (client as NodeRedisLike).sendCommand.bind(client);
+  return (args) => send(args);
+}
+
+/** The `client` option of both factories: checked before anything is sent. */
+export const redisClientSchema = z.custom<RedisClientLike>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    (typeof (value as IoRedisLike).call === 'function' ||
+      typeof (value as NodeRedisLike).sendCommand === 'function'),
+  'must be a connected node-redis 5 (`redis`) or ioredis 5 client',
+);
+
+/** The `prefix` option: keys of one application (and one SDK store) apart from the rest. */
+export const prefixSchema = z
+  .string({ error: 'must be a string' })
+  .max(200, 'must be at most 200 characters');
+
+/** Runs one command, turning whatever the client throws into a RedisStoreError. */
+export async function run(command: RedisCommand, operation: string, args: string[]): Promise<unknown> {
+  try {
+    return await command(args);
+  } catch (error) {
+    const reason = error instanceof Error ? firstLine(error.message) : 'unknown error';
+    throw new RedisStoreError({ operation, reason });
+  }
+}
+
+function firstLine(message: string): string {
+  return message.split('\n', 1)[0]!.slice(0, 200);
+}
+
+/** Deletes `key` only while it still holds `owner`: a lock or claim that expired and was taken over stays. */
+export const RELEASE_IF_OWNER = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
