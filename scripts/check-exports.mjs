@@ -1,6 +1,6 @@
 // The published declarations and the runtime modules must export the same values: a name the .d.ts
 // exports as a value (a class, function or constant) but the module lacks compiles in a user's code
-// and fails when it runs. Checks both entries, ESM and CommonJS, after `npm run build`.
+// and fails when it runs. Checks every entry, ESM and CommonJS, after `npm run build`.
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import ts from 'typescript';
@@ -9,6 +9,7 @@ const require = createRequire(import.meta.url);
 const entries = [
   ['dist/index.d.ts', 'dist/index.js', 'dist/index.cjs'],
   ['dist/testing/index.d.ts', 'dist/testing/index.js', 'dist/testing/index.cjs'],
+  ['dist/redis/index.d.ts', 'dist/redis/index.js', 'dist/redis/index.cjs'],
 ];
 const program = ts.createProgram(
   entries.map(([dts]) => dts),
