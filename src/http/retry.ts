@@ -37,16 +37,6 @@ export interface RetryPolicy {
 }
 
 /**
- * Carries an error that was already retried by an inner layer (a token request inside a data
- * call): the outer layer passes it through as it is, so that attempts never multiply.
- */
-export class AlreadyRetried extends Error {
-  constructor(readonly error: unknown) {
-    super('already retried');
-  }
-}
-
-/**
  * Connection errors, timeouts, 429 and every 5xx (the specification's rule 4): the failures that a
  * later attempt may not see. Whether a call may be repeated at all is the caller's to say.
  */
@@ -120,8 +110,6 @@ export async function withRetries<T>(
       },
     });
   } catch (error) {
-    // Its own layer counted its attempts already.
-    if (error instanceof AlreadyRetried) throw error.error;
     const final = hooks.signal?.aborted && !(error instanceof AbortError) ? abortError() : error;
     if (made > 0 && isPartnerError(final)) (final as { attempts?: number }).attempts = made;
     throw final;
