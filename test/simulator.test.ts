@@ -49,6 +49,21 @@ async function call(s: PartnerSimulator, method: string, path: string, accessTok
   return { response, body: (await response.json()) as Record<string, any> };
 }
 
+/**
+ * A quote of a literal amount (written into the JSON as it is, so that its digits reach the
+ * simulator unrounded) for the demo user on `routeId`.
+ */
+function quoteOf(s: PartnerSimulator, accessToken: string, routeId: string) {
+  return (amount: string) =>
+    call(
+      s,
+      'POST',
+      '/bridge/quote',
+      accessToken,
+      `{"userId":"${s.demo.userId}","routeId":"${routeId}","amount":${amount}}`,
+    );
+}
+
 /** A pending transfer of 5 USDC for the demo user, built through the API. */
 async function construct(s: PartnerSimulator) {
   const built = await call(s, 'POST', '/bridge/construct/transaction/batch', await bearer(s), {
@@ -207,14 +222,7 @@ describe('simulator: bridge', () => {
   it('reads the amount digit for digit and keeps route bounds and pauses', async () => {
     sim = createPartnerSimulator();
     const accessToken = await bearer(sim);
-    const quote = (amount: string) =>
-      call(
-        sim,
-        'POST',
-        '/bridge/quote',
-        accessToken,
-        `{"userId":"${sim.demo.userId}","routeId":"bsc-usdc-to-base-usdc","amount":${amount}}`,
-      );
+    const quote = quoteOf(sim, accessToken, 'bsc-usdc-to-base-usdc');
     expect((await quote('1.123456789012345678')).body.data.amountInRaw).toBe('1123456789012345678');
     expect((await quote('0.5')).body.message).toContain('minimum');
     expect((await quote('50001')).body.message).toContain('maximum');
@@ -232,14 +240,7 @@ describe('simulator: bridge', () => {
   it('takes limits set in-process or through the admin API, and quotes within them only', async () => {
     sim = createPartnerSimulator();
     const accessToken = await bearer(sim);
-    const quote = (amount: string) =>
-      call(
-        sim,
-        'POST',
-        '/bridge/quote',
-        accessToken,
-        `{"userId":"${sim.demo.userId}","routeId":"${ROUTE}","amount":${amount}}`,
-      );
+    const quote = quoteOf(sim, accessToken, ROUTE);
     sim.configureRoute(ROUTE, { minAmountRaw: 5_000_000n, maxAmountRaw: 100_000_000n });
     expect((await quote('4')).body.message).toContain('minimum of 5');
     expect((await quote('101')).body.message).toContain('maximum of 100');
