@@ -38,7 +38,7 @@ export interface DataRequest<T> {
   ids?: Readonly<Record<string, string>>;
   method: 'GET' | 'POST';
   path: string;
-  /** The path as events and errors show it (ids kept, no query). */
+  /** The path as events and errors show it: the template (`/bridge/transfers/{transferId}`), no query. */
   label?: string;
   searchParams?: URLSearchParams;
   /** An already serialised JSON body. */
