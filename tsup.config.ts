@@ -1,20 +1,36 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
 
 /**
- * zod, ky, p-retry and eventemitter3 are bundled: one file instead of a hundred makes the main entry
- * import in about half the time, and CommonJS users never `require()` an ESM-only package. viem
- * stays external and is loaded only when a batch is verified or signed.
+ * The runtime packages (zod, p-retry, eventemitter3, viem) are `dependencies` and stay external:
+ * `npm ls` and `npm audit` see them, and a partner who already has one shares its copy. tsup
+ * keeps external what `dependencies` and `peerDependencies` list and bundles anything else a
+ * source file imports, so a package that ends up bundled is found in esbuild's metafiles, given
+ * its licence notice here, and named by `npm run check:package`.
  */
-const bundled = ['zod', 'ky', 'p-retry', 'eventemitter3'];
+const metafiles = ['dist/metafile-esm.json', 'dist/metafile-cjs.json'];
+
+/** The packages whose code esbuild put into the build, from the inputs of its metafiles. */
+function bundledPackages(): string[] {
+  const names = new Set<string>();
+  for (const file of metafiles) {
+    const { inputs } = JSON.parse(readFileSync(file, 'utf8')) as { inputs: Record<string, unknown> };
+    for (const input of Object.keys(inputs)) {
+      const at = input.lastIndexOf('node_modules/');
+      if (at < 0) continue;
+      const [scope = '', name = ''] = input.slice(at + 'node_modules/'.length).split('/');
+      names.add(scope.startsWith('@') ? `${scope}/${name}` : scope);
+    }
+  }
+  return [...names].sort();
+}
 
 function licenseOf(name: string): string {
-  for (const file of ['LICENSE', 'license', 'LICENSE.md']) {
-    try {
-      return readFileSync(`node_modules/${name}/${file}`, 'utf8').trim();
-    } catch {}
+  for (const file of ['LICENSE', 'license', 'LICENSE.md', 'license.md', 'LICENSE.txt']) {
+    const path = `node_modules/${name}/${file}`;
+    if (existsSync(path)) return readFileSync(path, 'utf8').trim();
   }
-  throw new Error(`no license file for bundled package ${name}`);
+  throw new Error(`no licence file for bundled package ${name}`);
 }
 
 export default defineConfig({
@@ -28,20 +44,26 @@ export default defineConfig({
   format: ['esm', 'cjs'],
   target: 'node22',
   platform: 'node',
-  // Types of bundled packages are inlined too: a consumer installs none of them.
-  dts: { resolve: bundled, compilerOptions: { ignoreDeprecations: '6.0' } },
+  dts: { compilerOptions: { ignoreDeprecations: '6.0' } },
+  // Maps give stack traces under --enable-source-maps the SDK's file and line; the sources
+  // themselves are not shipped, so neither is their text inside the maps.
   sourcemap: true,
+  esbuildOptions(options) {
+    options.sourcesContent = false;
+  },
   clean: true,
   splitting: true,
   treeshake: true,
-  noExternal: bundled,
+  metafile: true,
   async onSuccess() {
-    const notices = bundled.map((name) => {
+    const notices = bundledPackages().map((name) => {
       const { version } = JSON.parse(readFileSync(`node_modules/${name}/package.json`, 'utf8')) as {
         version: string;
       };
       return `## ${name}@${version}\n\n${licenseOf(name)}\n`;
     });
-    writeFileSync('dist/THIRD_PARTY_LICENSES.md', `# Bundled third-party code\n\n${notices.join('\n')}`);
+    const file = 'dist/THIRD_PARTY_LICENSES.md';
+    if (notices.length > 0) writeFileSync(file, `# Bundled third-party code\n\n${notices.join('\n')}`);
+    else rmSync(file, { force: true });
   },
 });

@@ -1,0 +1,116 @@
+// What the built package pulls in and weighs, from esbuild's metafiles (written by `npm run build`)
+// and `npm pack`. Fails when the build imports a package that package.json does not declare (it
+// would be missing from a partner's install) or bundles third-party code without its licence notice;
+// prints each entry's size (the files its import loads at once, and those it loads on first use)
+// and the packed size, the figures bench/README quotes.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { gzipSync } from 'node:zlib';
+
+const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+const declared = new Set([
+  ...Object.keys(pkg.dependencies ?? {}),
+  ...Object.keys(pkg.peerDependencies ?? {}),
+]);
+const builtins = new Set(builtinModules);
+const packageOf = (specifier) => {
+  const [scope = '', name = ''] = specifier.split('/');
+  return scope.startsWith('@') ? `${scope}/${name}` : scope;
+};
+const failures = [];
+
+const formats = {
+  ESM: JSON.parse(readFileSync('dist/metafile-esm.json', 'utf8')),
+  CJS: JSON.parse(readFileSync('dist/metafile-cjs.json', 'utf8')),
+};
+
+const bundled = new Set();
+for (const [format, { inputs, outputs }] of Object.entries(formats)) {
+  for (const input of Object.keys(inputs)) {
+    const at = input.lastIndexOf('node_modules/');
+    if (at >= 0) bundled.add(packageOf(input.slice(at + 'node_modules/'.length)));
+  }
+  for (const [file, output] of Object.entries(outputs)) {
+    for (const { path, external } of output.imports) {
+      if (!external || path.startsWith('node:') || builtins.has(path)) continue;
+      if (!declared.has(packageOf(path)))
+        failures.push(`${file} (${format}) imports ${path}, which package.json does not declare`);
+    }
+  }
+}
+const notices = existsSync('dist/THIRD_PARTY_LICENSES.md')
+  ? readFileSync('dist/THIRD_PARTY_LICENSES.md', 'utf8')
+  : '';
+for (const name of bundled) {
+  if (!notices.includes(`## ${name}@`))
+    failures.push(`${name} is bundled but has no notice in dist/THIRD_PARTY_LICENSES.md`);
+}
+console.log(
+  bundled.size === 0
+    ? 'bundled third-party packages: none'
+    : `bundled third-party packages: ${[...bundled].join(', ')}`,
+);
+
+/** The chunks an entry loads: at once (static imports), and later (dynamic imports, transitively). */
+function closure(outputs, entry) {
+  const eager = new Set();
+  const lazy = new Set();
+  const visit = (file, set) => {
+    if (set.has(file) || eager.has(file)) return;
+    set.add(file);
+    for (const { path, kind, external } of outputs[file]?.imports ?? []) {
+      if (external) continue;
+      visit(path, kind === 'dynamic-import' || set === lazy ? lazy : set);
+    }
+  };
+  visit(entry, eager);
+  for (const file of eager) lazy.delete(file);
+  return { eager, lazy };
+}
+
+// kB as npm prints them (1000 bytes), so the packed size reads the same as `npm pack` says.
+const kb = (bytes) => `${(bytes / 1000).toFixed(1)} kB`;
+const weigh = (files) => {
+  let raw = 0;
+  let gzip = 0;
+  for (const file of files) {
+    const bytes = readFileSync(file);
+    raw += bytes.length;
+    gzip += gzipSync(bytes, { level: 9 }).length;
+  }
+  return `${kb(raw)} (${kb(gzip)} gzip)`;
+};
+console.log('\n| entry | format | loaded by its import | loaded on first use |');
+console.log('| --- | --- | ---: | ---: |');
+for (const entry of ['index', 'testing/index', 'redis/index']) {
+  for (const [format, { outputs }] of Object.entries(formats)) {
+    const file = `dist/${entry}.${format === 'ESM' ? 'js' : 'cjs'}`;
+    const { eager, lazy } = closure(outputs, file);
+    const name = entry === 'index' ? '`.`' : `\`./${entry.replace('/index', '')}\``;
+    console.log(`| ${name} | ${format} | ${weigh(eager)} | ${lazy.size ? weigh(lazy) : '—'} |`);
+  }
+}
+
+const [packed] = JSON.parse(
+  execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }),
+);
+const maps = packed.files
+  .filter((file) => file.path.endsWith('.map'))
+  .reduce((sum, file) => sum + file.size, 0);
+const declarations = packed.files
+  .filter((file) => /\.d\.c?ts$/.test(file.path))
+  .reduce((sum, file) => sum + file.size, 0);
+console.log(
+  `\npacked ${kb(packed.size)}, unpacked ${kb(packed.unpackedSize)} in ${packed.files.length} files ` +
+    `(source maps ${kb(maps)}, declarations ${kb(declarations)})`,
+);
+for (const file of packed.files) {
+  if (file.path.includes('metafile')) failures.push(`${file.path} is in the package`);
+}
+
+for (const failure of failures) console.error(failure);
+process.exit(failures.length > 0 ? 1 : 0);
