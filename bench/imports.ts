@@ -1,7 +1,8 @@
 /**
  * Cold import of the main entry (the built package), next to `node -e 0` and to importing the
  * openai SDK, on every Node line at hand: this machine's, and Node 22 and 24 when .ci/run has
- * installed them.
+ * installed them. zod alone is timed too: it is a dependency the main entry imports, so its own
+ * import is a floor under the SDK's.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -12,6 +13,7 @@ const root = resolve(import.meta.dirname, '..');
 const entries = {
   'node -e 0': '',
   'partner-s2s-sdk': resolve(root, 'dist/index.js'),
+  zod: resolve(root, 'node_modules/zod/index.js'),
   openai: resolve(root, 'node_modules/openai/index.mjs'),
 };
 
@@ -43,6 +45,7 @@ export async function imports(): Promise<void> {
     }
     const base = median(samples['node -e 0']!);
     const sdk = median(samples['partner-s2s-sdk']!) - base;
+    const zod = median(samples.zod!) - base;
     const openai = median(samples.openai!) - base;
     table(
       `Cold import, ${label} (median of 15 interleaved process starts)`,
@@ -50,6 +53,7 @@ export async function imports(): Promise<void> {
       [
         ['node -e 0', fixed(base, 1), '—', '—'],
         ['partner-s2s-sdk', fixed(base + sdk, 1), fixed(sdk, 1), fixed(sdk / openai)],
+        ['zod alone (a dependency)', fixed(base + zod, 1), fixed(zod, 1), fixed(zod / openai)],
         ['openai', fixed(base + openai, 1), fixed(openai, 1), '1.00'],
       ],
     );

@@ -1,14 +1,18 @@
 /**
  * Per-call overhead: bridge.routes() with full validation against a local node:http server
  * (20 routes, the spec's full shape), next to raw fetch + res.json(), a bare ky + zod call of the
- * same request, and the openai SDK's generic GET — sequential and at 32 concurrent.
+ * same request, and the openai SDK's generic GET — sequential and at 32 concurrent. `lists`: a list
+ * page of 1 and of 100 transfers, the SDK's `transfers.list` against ky + zod with the same
+ * transfer schema.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import ky from 'ky';
 import OpenAI from 'openai';
-import { route } from '../fixtures/wire.js';
+import { z } from 'zod';
+import { route, transfer } from '../fixtures/wire.js';
 import { bridgeSchemas } from '../src/schemas/bridge.js';
+import { record } from '../src/schemas/common.js';
 import { type Contender, fixed, interleaveSamples, median, pairedRatio, table } from './lib.js';
 import { sdk } from './sdk.js';
 
@@ -23,9 +27,26 @@ const tokenBody = JSON.stringify({
   scope: 'bridge:read',
 });
 
-export async function overhead(): Promise<void> {
+/** A list answer of `count` transfers, each with its own id, as the service pages them. */
+function transfersBody(count: number): string {
+  const data = Array.from({ length: count }, (_, i) => transfer({ transferId: `tr_${i}` }));
+  return JSON.stringify({ data, nextCursor: null });
+}
+const listBodies = new Map([1, 100].map((count) => [count, transfersBody(count)]));
+
+function answer(url: string | undefined): string {
+  if (url?.endsWith('/auth/token')) return tokenBody;
+  if (url?.includes('/bridge/transfers?')) {
+    const limit = Number(new URL(url, 'http://x').searchParams.get('limit'));
+    return listBodies.get(limit) ?? transfersBody(limit);
+  }
+  return routesBody;
+}
+
+/** The local service both benchmarks call: the token, the routes and the list pages. */
+async function serve(): Promise<{ base: string; close: () => Promise<void> }> {
   const server = createServer((req, res) => {
-    const body = req.url?.endsWith('/auth/token') ? tokenBody : routesBody;
+    const body = answer(req.url);
     req.resume();
     req.on('end', () => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
@@ -34,7 +55,17 @@ export async function overhead(): Promise<void> {
   });
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      await new Promise((resolve) => server.close(resolve));
+      server.closeAllConnections();
+    },
+  };
+}
+
+export async function overhead(): Promise<void> {
+  const { base, close } = await serve();
   const url = `${base}/api/v1/s2s/bridge/routes`;
   const headers = { authorization: 'Bearer bench-token', accept: 'application/json' };
   const schema = bridgeSchemas(false).routes;
@@ -88,9 +119,71 @@ export async function overhead(): Promise<void> {
       ]),
     );
   }
-  await new Promise((resolve) => server.close(resolve));
-  server.closeAllConnections();
+  await close();
   await withoutNetwork(schema);
+}
+
+/**
+ * A page of 1 and of 100 transfers: `transfers.list` against ky + zod parsing the same answer with
+ * the same transfer schema (the SDK's, forward compatible), over the same local server. The per
+ * transfer cost is the difference between the two pages over 99.
+ */
+export async function lists(): Promise<void> {
+  const { base, close } = await serve();
+  const api = ky.create({ prefix: `${base}/api/v1/s2s`, retry: 0, timeout: false });
+  const client = new sdk.PartnerClient({ baseUrl: base, clientId: 'bench', clientSecret: 'bench' });
+  const page = record(false, {
+    data: z.array(bridgeSchemas(false).transfer),
+    nextCursor: z.string().nullable(),
+  });
+  const headers = { authorization: 'Bearer bench-token', accept: 'application/json' };
+  const rows: (string | number)[][] = [];
+  const perPage = new Map<number, Map<string, number>>();
+  for (const count of [1, 100]) {
+    const searchParams = { userId: 'user-1', limit: count };
+    const calls: Record<string, () => Promise<unknown>> = {
+      'ky + zod': async () => page.parse(await api.get('bridge/transfers', { headers, searchParams }).json()),
+      'partner-s2s-sdk': async () => client.bridge.transfers.list({ userId: 'user-1', limit: count }),
+    };
+    for (const call of Object.values(calls)) {
+      const result = (await call()) as { data: unknown[] };
+      if (result.data.length !== count) throw new Error(`expected ${count} transfers`);
+      for (let i = 0; i < 50; i++) await call();
+    }
+    const repeat = count === 1 ? 200 : 40;
+    const samples = await interleaveSamples(
+      Object.entries(calls).map(([name, call]) => ({
+        name,
+        run: async () => {
+          for (let i = 0; i < repeat; i++) await call();
+          return repeat;
+        },
+      })),
+      15,
+    );
+    const kyZod = samples.get('ky + zod')!;
+    perPage.set(count, new Map([...samples].map(([name, values]) => [name, median(values)])));
+    for (const [name, values] of samples)
+      rows.push([
+        `${count} transfer${count > 1 ? 's' : ''}`,
+        name,
+        fixed(median(values), 1),
+        fixed(pairedRatio(values, kyZod)),
+      ]);
+  }
+  table(
+    'A list page, GET /bridge/transfers (15 interleaved rounds; ratios are medians of per-round ratios)',
+    ['page', 'client', 'median µs/page', '× ky + zod'],
+    rows,
+  );
+  const one = perPage.get(1)!;
+  const hundred = perPage.get(100)!;
+  table(
+    'Cost of one more transfer on a page ((100-transfer page − 1-transfer page) / 99)',
+    ['client', 'µs/transfer'],
+    [...hundred.keys()].map((name) => [name, fixed((hundred.get(name)! - one.get(name)!) / 99, 2)]),
+  );
+  await close();
 }
 
 /**

@@ -6,11 +6,11 @@ import { spawnSync } from 'node:child_process';
 import { callbacks } from './callbacks.js';
 import { fleet } from './fleet.js';
 import { imports } from './imports.js';
-import { overhead } from './overhead.js';
+import { lists, overhead } from './overhead.js';
 import { tokens } from './tokens.js';
 import { verifier } from './verifier.js';
 
-const all = { overhead, tokens, verifier, imports, callbacks, fleet };
+const all = { overhead, lists, tokens, verifier, imports, callbacks, fleet };
 const only = process.argv.slice(2);
 if (only.length === 0) {
   console.log(
