@@ -38,24 +38,31 @@ export function withMethods<T>(names: readonly string[], message: string) {
   );
 }
 
-export const nonEmptyString = z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty');
+// The shared argument schemas are `z.lazy`: each is built on the first parse that needs it, so that
+// importing the SDK builds none of them (each chain of checks is 2 to 4 zod schemas to build).
+export const nonEmptyString = z.lazy(() =>
+  z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty'),
+);
 
 /** Node's timers take at most 2^31 − 1 ms; a longer delay fires at once instead. */
 export const MAX_TIMER_MS = 2_147_483_647;
 
 /** A duration that a timer can hold. */
-export const durationMs = z
-  .int({ error: 'must be a whole number of milliseconds' })
-  .positive('must be positive')
-  .max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} (about 24.8 days)`);
+export const durationMs = z.lazy(() =>
+  z
+    .int({ error: 'must be a whole number of milliseconds' })
+    .positive('must be positive')
+    .max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} (about 24.8 days)`),
+);
 
 /** A size limit in bytes. */
-export const byteCount = z.int({ error: 'must be a whole number of bytes' }).positive('must be positive');
+export const byteCount = z.lazy(() =>
+  z.int({ error: 'must be a whole number of bytes' }).positive('must be positive'),
+);
 
-export const maxRetries = z
-  .int({ error: 'must be an integer' })
-  .min(0, 'must not be negative')
-  .max(10, 'must be at most 10');
+export const maxRetries = z.lazy(() =>
+  z.int({ error: 'must be an integer' }).min(0, 'must not be negative').max(10, 'must be at most 10'),
+);
 
 // ky hands the signal to `AbortSignal.any`, which takes only real AbortSignals.
 const abortSignal = z.custom<AbortSignal>((value) => value instanceof AbortSignal, 'must be an AbortSignal');

@@ -36,16 +36,19 @@ export const ACCESS_TOKEN_PATTERN = /^[\x21-\x7e]+$/;
  */
 export const MAX_ACCESS_TOKEN_LENGTH = 8192;
 
-export const tokenResponseSchema = z.looseObject({
-  access_token: z
-    .string()
-    .min(1)
-    .max(MAX_ACCESS_TOKEN_LENGTH, `must be at most ${MAX_ACCESS_TOKEN_LENGTH} characters`)
-    .regex(ACCESS_TOKEN_PATTERN, 'must be printable ASCII without spaces'),
-  token_type: z.string().refine((value) => value.toLowerCase() === 'bearer', 'must be Bearer'),
-  expires_in: z.number().positive().finite().optional(),
-  scope: z.string().optional(),
-});
+/** Built on the first token answer, not when the SDK is imported. */
+export const tokenResponseSchema = z.lazy(() =>
+  z.looseObject({
+    access_token: z
+      .string()
+      .min(1)
+      .max(MAX_ACCESS_TOKEN_LENGTH, `must be at most ${MAX_ACCESS_TOKEN_LENGTH} characters`)
+      .regex(ACCESS_TOKEN_PATTERN, 'must be printable ASCII without spaces'),
+    token_type: z.string().refine((value) => value.toLowerCase() === 'bearer', 'must be Bearer'),
+    expires_in: z.number().positive().finite().optional(),
+    scope: z.string().optional(),
+  }),
+);
 
 export function meSchemas(strict: boolean) {
   return record(strict, {

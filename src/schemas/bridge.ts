@@ -1,18 +1,12 @@
 import { z } from 'zod';
 import {
   type Address,
-  address,
+  atoms,
   type DecimalString,
-  decimalString,
   type Hex,
-  hash32,
-  hex,
-  nonNegativeInt,
   openEnum,
   type RawAmountString,
-  rawAmountString,
   record,
-  timestamp,
 } from './common.js';
 import { TRANSFER_STATES, type TransferStatus } from './states.js';
 
@@ -189,6 +183,7 @@ export const ID_MAX_LENGTH = 128;
 export const ID_PATTERN = /^[A-Za-z0-9_:.-]{1,128}$/;
 
 function build(strict: boolean) {
+  const { address, decimalString, hash32, hex, nonNegativeInt, rawAmountString, timestamp } = atoms();
   const id = z
     .string()
     .regex(ID_PATTERN, `expected an id of 1 to ${ID_MAX_LENGTH} characters A-Z a-z 0-9 _ : . -`);

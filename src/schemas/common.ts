@@ -14,8 +14,6 @@ export const ADDRESS_PATTERN = /^0x[0-9a-fA-F]{40}$/;
 /** A `0x`-prefixed 32-byte word, any case. */
 export const HASH32_PATTERN = /^0x[0-9a-fA-F]{64}$/;
 
-export const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'expected a non-negative decimal string');
-export const rawAmountString = z.string().regex(/^\d+$/, 'expected a base-unit integer string');
 /**
  * A string that matches `pattern`, typed `T` (e.g. a `0x${string}` template type) by that very
  * test, so the schema's output type needs no cast.
@@ -24,11 +22,27 @@ export function matching<T extends string>(base: z.ZodString, pattern: RegExp, m
   return base.refine((value): value is T => pattern.test(value), message);
 }
 
-export const address = matching<Address>(z.string(), ADDRESS_PATTERN, 'expected a 20-byte hex address');
-export const hex = matching<Hex>(z.string(), /^0x[0-9a-fA-F]*$/, 'expected a 0x-prefixed hex string');
-export const hash32 = matching<Hex>(z.string(), HASH32_PATTERN, 'expected a 32-byte hex string');
-export const timestamp = z.iso.datetime({ offset: true });
-export const nonNegativeInt = z.int().nonnegative();
+function buildAtoms() {
+  return {
+    decimalString: z.string().regex(/^\d+(\.\d+)?$/, 'expected a non-negative decimal string'),
+    rawAmountString: z.string().regex(/^\d+$/, 'expected a base-unit integer string'),
+    address: matching<Address>(z.string(), ADDRESS_PATTERN, 'expected a 20-byte hex address'),
+    hex: matching<Hex>(z.string(), /^0x[0-9a-fA-F]*$/, 'expected a 0x-prefixed hex string'),
+    hash32: matching<Hex>(z.string(), HASH32_PATTERN, 'expected a 32-byte hex string'),
+    timestamp: z.iso.datetime({ offset: true }),
+    nonNegativeInt: z.int().nonnegative(),
+  };
+}
+let built: ReturnType<typeof buildAtoms> | undefined;
+
+/**
+ * The leaf schemas of the wire format, built on first use: importing the SDK builds no schema,
+ * and the schemas that use these are built on first use too.
+ */
+export function atoms(): ReturnType<typeof buildAtoms> {
+  built ??= buildAtoms();
+  return built;
+}
 
 /**
  * An object schema: forward compatible (unknown fields kept) by default, closed under `strict`.
