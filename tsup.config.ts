@@ -17,7 +17,11 @@ function licenseOf(name: string): string {
   throw new Error(`no license file for bundled package ${name}`);
 }
 
+const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+
 export default defineConfig({
+  // The User-Agent names the release: package.json's version, written in at build time.
+  define: { __SDK_VERSION__: JSON.stringify(version) },
   // The CLI is an entry of its own so that it shares chunks with the SDK it runs (one copy of the code).
   entry: {
     index: 'src/index.ts',
