@@ -61,7 +61,9 @@ describe('client.request, get and post', () => {
     await expect(client.get('/users/{userId}', { params: {} })).rejects.toBeInstanceOf(ArgumentError);
     expect(service.calls).toHaveLength(0);
     for (const userId of ['..', '.', '../../auth/token', 'a\\b'])
-      await expect(client.get('/users/{userId}', { params: { userId } })).rejects.toBeInstanceOf(ArgumentError);
+      await expect(client.get('/users/{userId}', { params: { userId } })).rejects.toBeInstanceOf(
+        ArgumentError,
+      );
     expect(service.calls).toHaveLength(0);
     const seen = await client.get('/users/{userId}/portfolio', { params: { userId: 'a b?c#d%' } });
     expect(seen).toBe('/api/v1/s2s/users/a%20b%3Fc%23d%25/portfolio');
