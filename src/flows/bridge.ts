@@ -9,13 +9,12 @@ import {
   type BridgeSendParams,
   sendArgs,
   waitArgs,
-  waitOptionsSchema,
 } from '../resources/params.js';
 import { TransfersResource } from '../resources/transfers.js';
 import type { BridgeRoute, BridgeSendResult, BridgeTransfer } from '../schemas/bridge.js';
 import { type BridgeExecuteParams, type BridgeExecuteResult, executeBridge } from './execute.js';
 import { IntentMemory, outcomeUnknown, resolveSubmitOutcome } from './submit.js';
-import { pollTransfer, type WaitOptions, type WaitParams } from './wait.js';
+import { phasedWaitOptionsSchema, pollTransfer, type WaitOptions, type WaitParams } from './wait.js';
 
 /** Routes carry live limits cached by the service up to a minute; the SDK keeps them no longer. */
 const ROUTES_TTL_MS = 60_000;
@@ -29,16 +28,19 @@ const ROUTES_TTL_MS = 60_000;
 export class Transfers extends TransfersResource {
   /**
    * Waits until a transfer reaches a final state (`delivered`, `refunded`, `failed`, `expired`), or
-   * the state named by `until` (or one after it), reading it with growing intervals.
+   * the state named by `until` (or one after it), reading it with growing intervals. Its deadline
+   * follows the phase the transfer is in (`phaseTimeoutsMs`: minutes to source confirmation and to
+   * delivery, hours in a refund); past one it throws a `TimeoutError` naming the `phase`.
    *
    * @example
-   * const done = await client.bridge.transfers.wait({ userId, transferId }, { totalTimeoutMs: 300_000 });
+   * const done = await client.bridge.transfers.wait({ userId, transferId });
+   * const capped = await client.bridge.transfers.wait({ userId, transferId }, { totalTimeoutMs: 300_000 });
    * const viaCallbacks = await client.bridge.transfers.wait({ userId, transferId }, { router });
    * if (done.status !== 'delivered') console.warn(done.status, done.failureReason);
    */
   async wait(params: WaitParams, options?: WaitOptions): Promise<BridgeTransfer> {
     const args = parseArgs(waitArgs, params, 'bridge.transfers.wait');
-    options = parseOptions(waitOptionsSchema, options, 'bridge.transfers.wait');
+    options = parseOptions(phasedWaitOptionsSchema, options, 'bridge.transfers.wait');
     return pollTransfer(
       (readOptions) => this.get({ userId: args.userId, transferId: args.transferId }, readOptions),
       args,
