@@ -42,7 +42,7 @@ const PHASES: readonly WaitPhase[] = ['sourceConfirmation', 'delivery', 'refund'
  * The phase of each state that is not final. A state the service adds later has no phase here: the
  * wait stays in the phase it was in, so an unknown state never grants more time.
  */
-export const PHASE_OF_STATE = {
+const PHASE_OF_STATE = {
   pending: 'sourceConfirmation',
   submitted: 'sourceConfirmation',
   source_confirmed: 'delivery',
