@@ -69,7 +69,7 @@ export type {
   BridgeExecuteResult,
   ExecuteProgress,
 } from './flows/execute.js';
-export type { TransferSource, WaitOptions, WaitParams } from './flows/wait.js';
+export type { TransferSource, WaitOptions, WaitParams, WaitPhase, WaitPhaseTimeouts } from './flows/wait.js';
 export type { RetryOptions } from './http/retry.js';
 export {
   DEFAULT_DELEGATES,

@@ -30,10 +30,13 @@ const ROUTES_TTL_MS = 60_000;
 export class Transfers extends TransfersResource {
   /**
    * Waits until a transfer reaches a final state (`delivered`, `refunded`, `failed`, `expired`), or
-   * the state named by `until` (or one after it), reading it with growing intervals.
+   * the state named by `until` (or one after it), reading it with growing intervals. Its deadline
+   * follows the phase the transfer is in (`phaseTimeoutsMs`: minutes to source confirmation and to
+   * delivery, hours in a refund); past one it throws a `TimeoutError` naming the `phase`.
    *
    * @example
-   * const done = await client.bridge.transfers.wait({ userId, transferId }, { totalTimeoutMs: 300_000 });
+   * const done = await client.bridge.transfers.wait({ userId, transferId });
+   * const capped = await client.bridge.transfers.wait({ userId, transferId }, { totalTimeoutMs: 300_000 });
    * const viaCallbacks = await client.bridge.transfers.wait({ userId, transferId }, { router });
    * if (done.status !== 'delivered') console.warn(done.status, done.failureReason);
    */

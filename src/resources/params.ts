@@ -137,6 +137,16 @@ export const waitOptionsSchema = requestOptionsSchema
     totalTimeoutMs: durationMs.optional(),
     pollIntervalMs: durationMs.optional(),
     maxPollIntervalMs: durationMs.optional(),
+    phaseTimeoutsMs: z
+      .strictObject(
+        {
+          sourceConfirmation: durationMs.optional(),
+          delivery: durationMs.optional(),
+          refund: durationMs.optional(),
+        },
+        { error: 'must be an object with any of sourceConfirmation, delivery, refund' },
+      )
+      .optional(),
   })
   // `timeoutMs` is the deprecated name of `totalTimeoutMs` here: two answers to one question.
   .refine((options) => options.timeoutMs === undefined || options.totalTimeoutMs === undefined, {
