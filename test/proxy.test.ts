@@ -72,8 +72,9 @@ describe('the proxy recipe: undici fetch with a ProxyAgent dispatcher', () => {
     });
     const routes = await client.bridge.routes();
     expect(routes.length).toBeGreaterThan(0);
-    const { response } = await client.me().withResponse();
+    const { response, requestId } = await client.me().withResponse();
     expect(response.status).toBe(200);
+    expect(requestId).toMatch(/^req_sim_\d+$/);
     const target = new URL(server.url).host;
     // Tunnelled or relayed, each went through the proxy to the simulator.
     expect(proxy.seen.length).toBeGreaterThan(0);

@@ -31,7 +31,13 @@ export type FetchFunction = (input: Request | URL | string, init?: RequestInit) 
  * a path under no mount is a 404 in the error envelope, without looking at any token.
  */
 export function simulatorFetch(mounts: readonly Mount[]): FetchFunction {
-  return async (input, init) => {
+  let answered = 0;
+  // Every answer names itself, as the service's gateway does, so `requestId` can be followed in tests.
+  const named = (response: Response) => {
+    response.headers.set('x-request-id', `req_sim_${(++answered).toString().padStart(6, '0')}`);
+    return response;
+  };
+  const answer: FetchFunction = async (input, init) => {
     const where = 'PartnerSimulator.fetch';
     const request = readArgs(where, () =>
       input instanceof Request && init === undefined ? input : new Request(input, init),
@@ -66,6 +72,7 @@ export function simulatorFetch(mounts: readonly Mount[]): FetchFunction {
       throw error;
     }
   };
+  return async (input, init) => named(await answer(input, init));
 }
 
 /** Serves `fetch` over HTTP on `host`, 127.0.0.1 unless told (`port` 0: any free port). */
