@@ -21,6 +21,7 @@ import { CLIENT_EVENTS, type ClientEvents } from './core/events.js';
 import type { RequestOptions } from './core/request-options.js';
 import { Bridge } from './flows/bridge.js';
 import type { RetryOptions } from './http/retry.js';
+import { type TracerProviderLike, Tracing, type TracingOption } from './http/tracing.js';
 import { Transport } from './http/transport.js';
 import { type Api, callEndpoint, ENDPOINTS } from './resources/endpoints.js';
 import type { Me, Scope } from './schemas/auth.js';
@@ -105,6 +106,20 @@ export interface PartnerClientOptions {
    * @default DEFAULTS.strict (false)
    */
   strict?: boolean;
+  /**
+   * OpenTelemetry spans, when `@opentelemetry/api` is installed and a tracer provider is registered
+   * with it: one per call, named by method and route template (`GET /bridge/transfers/{transferId}`),
+   * a CLIENT span per request sent with the HTTP semantic-convention attributes and the answer's
+   * `x-request-id`, and `bridge.execute` with `partner.token`, `partner.verify` and `partner.sign`
+   * under it. Never a header but the request id, a body, a token or the secret. `false` never loads
+   * the package; `{ tracerProvider }` sends this client's spans to a provider of its own instead of
+   * the global one. Spans nest across `await` only with a context manager registered
+   * (`AsyncLocalStorageContextManager`, which the Node SDK registers).
+   * @default true (on when a tracer provider is registered; nothing is loaded otherwise)
+   * @example new PartnerClient({ ...credentials, tracing: false })
+   * @example new PartnerClient({ ...credentials, tracing: { tracerProvider: provider } })
+   */
+  tracing?: TracingOption;
 }
 
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
@@ -193,6 +208,17 @@ const optionsSchema = z
       'must have get, set and delete methods',
     ).optional(),
     strict: z.boolean().optional(),
+    tracing: z
+      .union(
+        [
+          z.boolean(),
+          z.strictObject({
+            tracerProvider: withMethods<TracerProviderLike>(['getTracer'], 'must have a getTracer method'),
+          }),
+        ],
+        { error: 'must be true, false or { tracerProvider }' },
+      )
+      .optional(),
   })
   .superRefine((value, ctx) => {
     const problem = baseUrlProblem(value.baseUrl, value.allowInsecureHttp === true);
@@ -256,6 +282,7 @@ export class PartnerClient {
       clientAuth: config.clientAuth ?? DEFAULTS.clientAuth,
       scope,
     } as const;
+    const tracing = new Tracing(config.tracing ?? true, this.baseUrl);
     const transport = new Transport({
       ky: http,
       events: this.#events,
@@ -269,16 +296,18 @@ export class PartnerClient {
         maxRetryAfterMs: config.retry?.maxRetryAfterMs ?? DEFAULTS.retry.maxRetryAfterMs,
       },
       secrets: secretForms(config.clientId, config.clientSecret),
+      wrapHook: tracing.wrap,
     });
     const tokens = new TokenProvider({
       fetchToken: (signal) => fetchToken(transport, credentials, signal),
       store: config.tokenStore ?? new MemoryTokenStore(),
       key: tokenStoreKey(this.baseUrl, config.clientId, scope, config.clientSecret),
       emit: (event) => this.#events.emit('token', event),
+      span: tracing.span,
     });
     // Auth wraps the transport: every data call goes out with a bearer token through it.
     this.#auth = new BearerAuth(transport, tokens);
-    this.#api = { transport: this.#auth, strict: this.#strict };
+    this.#api = { transport: this.#auth, strict: this.#strict, span: tracing.span };
     this.bridge = new Bridge(this.#api);
   }
 

@@ -2,6 +2,7 @@ import { parseArgs, parseOptions, requestOptionsSchema } from '../core/args.js';
 import { stringifyBody } from '../core/json.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { IntentNotFoundError } from '../errors/api-error.js';
+import { untraced } from '../http/tracing.js';
 import { BridgeResource } from '../resources/bridge.js';
 import { type Api, callEndpoint, ENDPOINTS } from '../resources/endpoints.js';
 import {
@@ -128,15 +129,19 @@ export class Bridge extends BridgeResource<Transfers> {
    * const final = await client.bridge.transfers.wait({ userId, transferId });
    */
   execute(params: BridgeExecuteParams, options?: RequestOptions): Promise<BridgeExecuteResult> {
-    return executeBridge(
-      {
-        route: (routeId, routeOptions) => this.#route(routeId, routeOptions),
-        construct: (construct, constructOptions) =>
-          this.construct(construct as BridgeConstructParams, constructOptions),
-        send: (send, sendOptions) => this.send(send, sendOptions),
-      },
-      params,
-      options,
+    const span = this.#api.span ?? untraced;
+    return span('bridge.execute', () =>
+      executeBridge(
+        {
+          route: (routeId, routeOptions) => this.#route(routeId, routeOptions),
+          construct: (construct, constructOptions) =>
+            this.construct(construct as BridgeConstructParams, constructOptions),
+          send: (send, sendOptions) => this.send(send, sendOptions),
+          span,
+        },
+        params,
+        options,
+      ),
     );
   }
 
