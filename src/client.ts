@@ -28,6 +28,7 @@ import { userAgent } from './core/version.js';
 import { ArgumentError } from './errors/client-errors.js';
 import { Bridge } from './flows/bridge.js';
 import type { RetryOptions } from './http/retry.js';
+import { type TracerProviderLike, Tracing, type TracingOption } from './http/tracing.js';
 import { type FetchLike, Transport } from './http/transport.js';
 import { type Api, callEndpoint, ENDPOINTS } from './resources/endpoints.js';
 import { type ApiRequest, type ApiRequestInit, callAny } from './resources/request.js';
@@ -158,6 +159,20 @@ export interface PartnerClientOptions {
    * @default DEFAULTS.strict (false)
    */
   strict?: boolean;
+  /**
+   * OpenTelemetry spans, when `@opentelemetry/api` is installed and a tracer provider is registered
+   * with it: one per call, named by method and route template (`GET /bridge/transfers/{transferId}`),
+   * a CLIENT span per request sent with the HTTP semantic-convention attributes and the answer's
+   * `x-request-id`, and `bridge.execute` with `partner.token`, `partner.verify` and `partner.sign`
+   * under it. Never a header but the request id, a body, a token or the secret. `false` never loads
+   * the package; `{ tracerProvider }` sends this client's spans to a provider of its own instead of
+   * the global one. Spans nest across `await` only with a context manager registered
+   * (`AsyncLocalStorageContextManager`, which the Node SDK registers).
+   * @default true (on when a tracer provider is registered; nothing is loaded otherwise)
+   * @example new PartnerClient({ ...credentials, tracing: false })
+   * @example new PartnerClient({ ...credentials, tracing: { tracerProvider: provider } })
+   */
+  tracing?: TracingOption;
 }
 
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
@@ -256,6 +271,17 @@ const optionsSchema = z
       'must have get, set and delete methods',
     ).optional(),
     strict: z.boolean().optional(),
+    tracing: z
+      .union(
+        [
+          z.boolean(),
+          z.strictObject({
+            tracerProvider: withMethods<TracerProviderLike>(['getTracer'], 'must have a getTracer method'),
+          }),
+        ],
+        { error: 'must be true, false or { tracerProvider }' },
+      )
+      .optional(),
   })
   .superRefine((value, ctx) => {
     const problem = baseUrlProblem(value.baseUrl, value.allowInsecureHttp === true);
@@ -290,6 +316,7 @@ export type PartnerClientOverrides = Pick<
   | 'logger'
   | 'logLevel'
   | 'strict'
+  | 'tracing'
 >;
 
 const FIXED_BY_CREDENTIAL = [
@@ -369,7 +396,7 @@ export class PartnerClient {
     const defaultHeaders: Record<string, string> = { 'user-agent': userAgent() };
     for (const [name, value] of Object.entries(config.defaultHeaders ?? {}))
       if (value !== null) defaultHeaders[name] = value;
-    const makeTransport = (shared: Pick<Shared, 'baseUrl' | 'fetch' | 'secrets'>) =>
+    const makeTransport = (shared: Pick<Shared, 'baseUrl' | 'fetch' | 'secrets'>, tracing: Tracing) =>
       new Transport({
         fetch: shared.fetch,
         prefix: `${shared.baseUrl}${API_PREFIX}`,
@@ -386,12 +413,15 @@ export class PartnerClient {
           maxRetryAfterMs: config.retry?.maxRetryAfterMs ?? DEFAULTS.retry.maxRetryAfterMs,
         },
         secrets: shared.secrets,
+        wrapHook: tracing.wrap,
       });
 
     let transport: Transport;
+    let tracing: Tracing;
     if (sharing) {
       this.#shared = sharing;
-      transport = makeTransport(sharing);
+      tracing = new Tracing(config.tracing ?? true, sharing.baseUrl);
+      transport = makeTransport(sharing, tracing);
     } else {
       const baseUrl = normalBaseUrl(config.baseUrl);
       const scope = config.scope && config.scope.length > 0 ? config.scope.join(' ') : undefined;
@@ -404,13 +434,15 @@ export class PartnerClient {
       // Looked up at each call, not now: a test may replace the global fetch after the client is made.
       const fetch: FetchLike = config.fetch ?? ((url, init) => globalThis.fetch(url, init));
       const secrets = secretForms(config.clientId, config.clientSecret);
-      transport = makeTransport({ baseUrl, fetch, secrets });
+      tracing = new Tracing(config.tracing ?? true, baseUrl);
+      transport = makeTransport({ baseUrl, fetch, secrets }, tracing);
       const tokenTransport = transport;
       const tokens = new TokenProvider({
         fetchToken: (signal) => fetchToken(tokenTransport, credentials, signal),
         store: config.tokenStore ?? new MemoryTokenStore(),
         key: tokenStoreKey(baseUrl, config.clientId, scope, config.clientSecret),
         emit: (event) => this.#events.emit('token', event),
+        span: tracing.span,
       });
       this.#shared = { baseUrl, clientId: config.clientId, fetch, secrets, tokens, tokenTransport };
     }
@@ -420,7 +452,7 @@ export class PartnerClient {
     attachLogger(this.#events, config.logger ?? console, level);
     // Auth wraps the transport: every data call goes out with a bearer token through it.
     this.#auth = new BearerAuth(transport, this.#shared.tokens);
-    this.#api = { transport: this.#auth, strict: this.#strict };
+    this.#api = { transport: this.#auth, strict: this.#strict, span: tracing.span };
     this.bridge = new Bridge(this.#api);
   }
 

@@ -71,6 +71,7 @@ export type {
 } from './flows/execute.js';
 export type { TransferSource, WaitOptions, WaitParams, WaitPhase, WaitPhaseTimeouts } from './flows/wait.js';
 export type { RetryOptions } from './http/retry.js';
+export type { TracerProviderLike, TracingOption } from './http/tracing.js';
 export {
   DEFAULT_DELEGATES,
   DEFAULT_ENTRY_POINTS,

@@ -2,6 +2,7 @@ import type { TokenEvent } from '../core/events.js';
 import { type PartnerError, withRetryAfter } from '../errors/base.js';
 import { AbortError } from '../errors/client-errors.js';
 import { InvalidClientError } from '../errors/oauth.js';
+import type { SpanRunner } from '../http/tracing.js';
 import { ACCESS_TOKEN_PATTERN, MAX_ACCESS_TOKEN_LENGTH } from '../schemas/auth.js';
 import type { StoredToken, TokenStore } from './token-store.js';
 
@@ -12,6 +13,8 @@ export interface TokenProviderDeps {
   key: string;
   emit: (event: TokenEvent) => void;
   now?: () => number;
+  /** Puts each token fetch in a `partner.token` span. */
+  span?: SpanRunner;
 }
 
 /** After this share of a token's life a background refresh starts. */
@@ -379,7 +382,12 @@ export class TokenProvider {
         if (this.#inflight?.seq === seq) this.#inflight = undefined;
       }
     };
-    const flight: Flight = { seq, controller, promise: run() };
+    // The span is the fetch's, under the call that started it; the calls that join it wait in theirs.
+    const flight: Flight = {
+      seq,
+      controller,
+      promise: this.#deps.span ? this.#deps.span('partner.token', run) : run(),
+    };
     // Callers may all have left (each bounds its own wait): the outcome must not go unhandled.
     flight.promise.catch(() => {});
     this.#inflight = flight;

@@ -3,6 +3,7 @@ import { apiCall, parseArgs } from '../core/args.js';
 import { stringifyBody } from '../core/json.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { IntentNotFoundError } from '../errors/api-error.js';
+import { untraced } from '../http/tracing.js';
 import { BridgeResource } from '../resources/bridge.js';
 import { type Api, callEndpoint, ENDPOINTS } from '../resources/endpoints.js';
 import {
@@ -148,16 +149,20 @@ export class Bridge extends BridgeResource<Transfers> {
    * const final = await client.bridge.transfers.wait({ userId, transferId });
    */
   execute(params: BridgeExecuteParams, options?: RequestOptions): ApiPromise<BridgeExecuteResult> {
+    const span = this.#api.span ?? untraced;
     return apiCall(options, 'bridge.execute', (checked) =>
-      executeBridge(
-        {
-          route: (routeId, routeOptions) => this.#route(routeId, routeOptions),
-          construct: (construct, constructOptions) =>
-            this.construct(construct as BridgeConstructParams, constructOptions),
-          send: (send, sendOptions) => this.send(send, sendOptions),
-        },
-        params,
-        checked,
+      span('bridge.execute', () =>
+        executeBridge(
+          {
+            route: (routeId, routeOptions) => this.#route(routeId, routeOptions),
+            construct: (construct, constructOptions) =>
+              this.construct(construct as BridgeConstructParams, constructOptions),
+            send: (send, sendOptions) => this.send(send, sendOptions),
+            span,
+          },
+          params,
+          checked,
+        ),
       ),
     );
   }

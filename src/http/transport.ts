@@ -86,6 +86,8 @@ export interface TransportConfig {
   retry: RetryPolicy;
   /** The client's secrets in every form a request carries them (raw, form-encoded, Basic). */
   secrets: readonly string[];
+  /** Decorates each data call's hook around the caller's (tracing: `Tracing.wrap`). */
+  wrapHook?: (hook: RequestHook) => RequestHook;
 }
 
 /** Duck-typed, so that a fetch from another realm or package (undici's own) still fits. */
@@ -154,8 +156,8 @@ export interface RequestHook {
 /** One call's decoration, from `RequestHook.open`. */
 export interface CallHook {
   attempt<T>(request: Exchange, send: Send, settle: Settle<T>): Promise<T>;
-  /** The call is over, whatever its outcome. */
-  end(): void;
+  /** The call is over: `failure` holds what it threw, when it failed. */
+  end(failure?: { error: unknown }): void;
 }
 
 /** What resources call: a data request in, its parsed `data` out (the transport decorated by auth). */
@@ -402,7 +404,13 @@ export class Transport {
     const send: Send = (sent, startedAt) =>
       this.exchange(sent, ++lastAttempt, options, label, performance.now() - startedAt);
     const settle: Settle<T> = (answer) => this.#settle(spec, label, answer);
-    const call = hook.open({ method: spec.method, label, retryable, options });
+    const call = (this.#config.wrapHook?.(hook) ?? hook).open({
+      method: spec.method,
+      label,
+      retryable,
+      options,
+    });
+    let failure: { error: unknown } | undefined;
     try {
       return await this.retrying(
         spec.method,
@@ -412,8 +420,11 @@ export class Transport {
         () => call.attempt(request, send, settle),
         spec.idempotent ?? true,
       );
+    } catch (error) {
+      failure = { error };
+      throw error;
     } finally {
-      call.end();
+      call.end(failure);
     }
   }
 
