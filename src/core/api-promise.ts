@@ -5,6 +5,8 @@
  * last one, and nothing is kept once the call settles.
  */
 
+import { ArgumentError } from '../errors/client-errors.js';
+
 /** Where a call's answers are reported; internal, carried in the options under `RESPONSE_SINK`. */
 export const RESPONSE_SINK: unique symbol = Symbol('partner-s2s-sdk.responseSink');
 
@@ -45,6 +47,9 @@ export function withSink<O extends object>(options: O | undefined, sink: Respons
 }
 
 /**
+ * What every data method returns: a `Promise` of the parsed data, plus `.withResponse()` for the
+ * HTTP answer and its request id. The SDK makes them; there is no need to construct one.
+ *
  * @example
  * const { data: routes, requestId, response } = await client.bridge.routes().withResponse();
  * console.log(response.status, requestId);
@@ -60,6 +65,12 @@ export class ApiPromise<T> extends Promise<T> {
   constructor(run: (sink: ResponseSink) => Promise<T>, parent?: ResponseSink) {
     // The base promise is never observed: every way to read this one goes through `#result`.
     super((resolve) => resolve(undefined as T));
+    if (typeof run !== 'function' || (parent !== undefined && typeof parent !== 'function')) {
+      throw new ArgumentError({
+        where: 'ApiPromise',
+        issues: [{ path: typeof run !== 'function' ? 'run' : 'parent', message: 'must be a function' }],
+      });
+    }
     const reported: Reported = { response: undefined, requestId: undefined };
     const sink: ResponseSink = (response, requestId) => {
       reported.response = response;

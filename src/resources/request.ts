@@ -22,35 +22,53 @@ export type QueryValue = string | number | boolean | undefined | readonly (strin
  * });
  */
 export interface ApiRequest<T = unknown> {
-  /** @default 'GET' */
+  /**
+   * @default 'GET'
+   * @example { method: 'POST', path: '/users', body: { email } }
+   */
   method?: Exchange['method'];
   /**
    * Below `/api/v1/s2s`, such as `/users/{userId}/portfolio`; `{name}` is filled from `params`
    * (encoded), and events, logs and spans show the template. An absolute URL, a `..` or `.`
    * segment, a query or fragment, or anything that would leave the prefix is an `ArgumentError`,
    * so that the bearer token goes nowhere else.
+   * @example { path: '/users/{userId}/portfolio', params: { userId } }
    */
   path: string;
-  /** Values for the `{name}` placeholders of `path`. */
+  /**
+   * Values for the `{name}` placeholders of `path`. A value that is `.` or `..` or holds a slash is
+   * an `ArgumentError`.
+   * @example { path: '/users/{userId}', params: { userId: 'usr_123' } }
+   */
   params?: Record<string, string>;
-  /** The query string, as an object or `URLSearchParams`. */
+  /**
+   * The query string, as an object (an array repeats the name, `undefined` is left out) or
+   * `URLSearchParams`.
+   * @example { path: '/bridge/transfers', query: { userId, status: 'delivered', limit: 50 } }
+   */
   query?: Record<string, QueryValue> | URLSearchParams;
   /**
    * A JSON body (POST, PUT, PATCH). Amounts go as decimal strings: a `bigint` or a number that is
    * not finite is an `ArgumentError`, never a silent rounding.
+   * @example { method: 'POST', path: '/users', body: { email: 'a@example.com' } }
    */
   body?: unknown;
-  /** The scopes the endpoint needs, named in a 403's message. */
+  /**
+   * The scopes the endpoint needs, named in a 403's message.
+   * @example { path: '/stocks', scopes: ['stocks:read'] }
+   */
   scopes?: readonly string[];
   /**
    * Any zod schema (or anything with zod's `safeParse`): it types and checks the answer's `data`.
    * Without it the answer is `unknown`.
+   * @example { path: '/me', schema: z.object({ scopes: z.array(z.string()) }) }
    */
   schema?: Parser<T>;
   /**
    * Take `data` out of the `{ data }` envelope, as every method of the SDK does. `false` gives the
    * whole body (a list's pagination fields, say).
    * @default true
+   * @example { path: '/bridge/transfers', query: { userId }, unwrap: false } // { data, pagination }
    */
   unwrap?: boolean;
   /**
@@ -59,6 +77,7 @@ export interface ApiRequest<T = unknown> {
    * service, never after a timeout or a 5xx, where the service may have acted. Set `true` for a
    * write the service deduplicates, to retry it like a read.
    * @default true for GET, false otherwise
+   * @example { method: 'POST', path: '/users/{userId}/wallet/link', params: { userId }, idempotent: true }
    */
   idempotent?: boolean;
 }
