@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { ArgumentError } from '../src/index.js';
+import { json, makeClient, mockService } from './helpers/mock-fetch.js';
+
+const echoPath = () =>
+  mockService({
+    routes: {
+      'GET *': (request) => json({ data: `${request.url.pathname}${request.url.search}` }),
+      'POST *': (request) => json({ data: request.body }),
+    },
+  });
+
+async function rejection(promise: PromiseLike<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('the bearer token goes only below /api/v1/s2s', () => {
+  it.each([
+    ['/..;/auth/token'],
+    ['/bridge/..;x/y'],
+    ['/x/%252e%252e/y'],
+    ['/x/%25252e%25252E/y'],
+    ['/x/a%252fb'],
+    ['/x/.%252e'],
+  ])('refuses %j, which a server or proxy that decodes again reads as a way out', async (path) => {
+    const service = echoPath();
+    const error = await rejection(makeClient(service).get(path));
+    expect(error).toBeInstanceOf(ArgumentError);
+    expect((error as ArgumentError).issues[0]?.path).toBe('path');
+    expect(service.calls).toHaveLength(0);
+  });
+
+  it.each([
+    [{ a: '%2e%2e' }, '/x/{a}'],
+    [{ a: '%252E' }, '/x/{a}'],
+    [{ a: '..;' }, '/x/{a}'],
+    [{ a: 'a%2Fb' }, '/x/{a}'],
+    [{ a: '%5c' }, '/x/{a}'],
+    [{ a: 'lone \uD800' }, '/x/{a}'],
+    // Neither value alone is a dot, but the two together decode to `..`.
+    [{ a: '%2', b: 'e%2e' }, '/x/{a}{b}'],
+  ])('refuses params %j in %j before any request', async (params, path) => {
+    const service = echoPath();
+    const error = await rejection(makeClient(service).get(path, { params }));
+    expect(error).toBeInstanceOf(ArgumentError);
+    expect(service.calls).toHaveLength(0);
+  });
+
+  it('still sends ids that hold a percent sign or a semicolon inside their segment', async () => {
+    const client = makeClient(echoPath());
+    expect(await client.get('/x/{a}', { params: { a: '50%off;v=1' } })).toBe(
+      '/api/v1/s2s/x/50%25off%3Bv%3D1',
+    );
+  });
+
+  it.each([['constructor'], ['__proto__'], ['toString'], ['hasOwnProperty']])(
+    'wants a param of its own for the placeholder {%s}, not an inherited property',
+    async (name) => {
+      const service = echoPath();
+      const error = await rejection(makeClient(service).get(`/x/{${name}}`, { params: {} }));
+      expect(error).toBeInstanceOf(ArgumentError);
+      expect((error as ArgumentError).issues.map((i) => i.path)).toContain(`params.${name}`);
+      expect(service.calls).toHaveLength(0);
+    },
+  );
+
+  it('sends the entries of a URLSearchParams, whatever its toString says', async () => {
+    class Lying extends URLSearchParams {
+      override toString() {
+        return 'token=stolen#/../../auth';
+      }
+    }
+    const client = makeClient(echoPath());
+    expect(await client.get('/x', { query: new Lying({ q: '1' }) })).toBe('/api/v1/s2s/x?q=1');
+  });
+
+  it('refuses a query that only looks like a URLSearchParams, before any request', async () => {
+    const service = echoPath();
+    const client = makeClient(service);
+    for (const query of [
+      Object.create(URLSearchParams.prototype),
+      new Proxy(new URLSearchParams('q=1'), {}),
+    ]) {
+      const error = await rejection(client.get('/x', { query }));
+      expect(error).toBeInstanceOf(ArgumentError);
+      expect((error as ArgumentError).issues[0]?.path).toBe('query');
+    }
+    expect(service.calls).toHaveLength(0);
+  });
+});
