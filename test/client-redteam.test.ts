@@ -93,3 +93,30 @@ describe('the bearer token goes only below /api/v1/s2s', () => {
     expect(service.calls).toHaveLength(0);
   });
 });
+
+describe('fetchOptions cannot change what the SDK sends', () => {
+  it('never sends a body from fetchOptions', async () => {
+    const service = echoPath();
+    const client = makeClient(service, { maxRetries: 0 });
+    expect(await client.post('/x', {}, { fetchOptions: { body: 'smuggled' } })).toBe('');
+    expect(await client.get('/x', {}, { fetchOptions: { body: 'smuggled' } })).toBe('/api/v1/s2s/x');
+    expect(await makeClient(service, { fetchOptions: { body: 'smuggled' } }).post('/x')).toBe('');
+  });
+
+  it('refuses fetchOptions whose reading throws, before any request', async () => {
+    const service = echoPath();
+    const hostile = new Proxy(
+      {},
+      {
+        ownKeys() {
+          throw new Error('trap');
+        },
+      },
+    );
+    expect(() => makeClient(service, { fetchOptions: hostile })).toThrow(ArgumentError);
+    const client = makeClient(service);
+    expect(() => client.withOptions({ fetchOptions: hostile })).toThrow(ArgumentError);
+    await expect(client.get('/x', {}, { fetchOptions: hostile })).rejects.toBeInstanceOf(ArgumentError);
+    expect(service.calls).toHaveLength(0);
+  });
+});

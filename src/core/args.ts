@@ -90,11 +90,24 @@ export const headersSchema = z
     return out;
   });
 
-/** Fields of a fetch init the caller may add to (a `dispatcher`, `keepalive`, …). */
-export const fetchOptionsSchema = z.custom<Record<string, unknown>>(
-  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-  'must be an object of fetch init fields',
-);
+/**
+ * Fields of a fetch init the caller may add to (a `dispatcher`, `keepalive`, …), copied once here:
+ * read at each attempt, a throwing proxy would fail the call after it started and a getter could
+ * answer differently at each retry.
+ */
+export const fetchOptionsSchema = z
+  .custom<Record<string, unknown>>(
+    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+    'must be an object of fetch init fields',
+  )
+  .transform((value, ctx) => {
+    try {
+      return { ...value };
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'could not be read: reading its fields threw' });
+      return z.NEVER;
+    }
+  });
 
 /** The options every method takes; unknown keys are left alone so that options can grow. */
 export const requestOptionsSchema = z.looseObject({

@@ -214,7 +214,9 @@ export class Transport {
       redirect: 'manual',
       signal,
     };
-    if (request.body !== undefined) init.body = request.body;
+    // A `body` from fetchOptions would go out with a GET, or in place of a POST's empty one.
+    if (request.body === undefined) delete init.body;
+    else init.body = request.body;
     return { url: search ? `${prefix}${request.path}?${search}` : `${prefix}${request.path}`, init };
   }
 
