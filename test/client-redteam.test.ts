@@ -120,3 +120,23 @@ describe('fetchOptions cannot change what the SDK sends', () => {
     expect(service.calls).toHaveLength(0);
   });
 });
+
+describe('bad headers and signals are ArgumentErrors before any request', () => {
+  it('refuses a header value that is not Latin-1, which fetch cannot send', async () => {
+    const service = echoPath();
+    expect(() => makeClient(service, { defaultHeaders: { 'x-label': '日本' } })).toThrow(ArgumentError);
+    const error = await rejection(makeClient(service).get('/x', {}, { headers: { 'x-label': 'Zoë ✓' } }));
+    expect(error).toBeInstanceOf(ArgumentError);
+    expect((error as Error).message).not.toContain('Zoë');
+    expect(service.calls).toHaveLength(0);
+    // Latin-1 is what fetch sends as is.
+    expect(await makeClient(service).get('/x', {}, { headers: { 'x-label': 'Zoë' } })).toBe('/api/v1/s2s/x');
+  });
+
+  it('refuses an object that only inherits from AbortSignal', async () => {
+    const service = echoPath();
+    const signal = Object.create(AbortSignal.prototype) as AbortSignal;
+    await expect(makeClient(service).get('/x', {}, { signal })).rejects.toBeInstanceOf(ArgumentError);
+    expect(service.calls).toHaveLength(0);
+  });
+});
