@@ -117,7 +117,10 @@ export interface PartnerClientOptions {
   /**
    * Headers sent with every request, token requests included; a call's `headers` go over them.
    * `authorization`, `content-type`, `content-length` and `host` are the SDK's own and are refused.
-   * The `user-agent` defaults to `partner-s2s-sdk/<version> node/<version>`.
+   * The `user-agent` defaults to `partner-s2s-sdk/<version> node/<version>`. The value of a header
+   * named like a credential (`x-api-key`, `proxy-authorization`, `cookie`, anything with `auth`,
+   * `token`, `secret` or `session`; 8 characters or more) is masked, like the secret, in whatever
+   * a server sends back.
    * @example
    * new PartnerClient({ ...credentials, defaultHeaders: { 'x-partner-env': 'staging' } });
    */

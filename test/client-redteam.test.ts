@@ -1,6 +1,11 @@
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { ArgumentError } from '../src/index.js';
-import { json, makeClient, mockService } from './helpers/mock-fetch.js';
+import { envelopeError, json, makeClient, mockService, SECRET } from './helpers/mock-fetch.js';
 
 const echoPath = () =>
   mockService({
@@ -138,5 +143,59 @@ describe('bad headers and signals are ArgumentErrors before any request', () => 
     const signal = Object.create(AbortSignal.prototype) as AbortSignal;
     await expect(makeClient(service).get('/x', {}, { signal })).rejects.toBeInstanceOf(ArgumentError);
     expect(service.calls).toHaveLength(0);
+  });
+});
+
+describe('what a server echoes never carries a secret', () => {
+  it('masks the bearer token and the secret in an x-request-id that echoes them', async () => {
+    const echo = (request: { headers: Headers }) => `${request.headers.get('authorization')} ${SECRET}`;
+    const service = mockService({
+      routes: {
+        'GET /ok': (request) => json({ data: 1 }, 200, { 'x-request-id': echo(request) }),
+        'GET /fail': (request) => envelopeError(400, 'BAD', 'no', {}, { 'x-request-id': echo(request) }),
+      },
+    });
+    const lines: string[] = [];
+    const push = (line: string) => {
+      lines.push(line);
+    };
+    const exporter = new InMemorySpanExporter();
+    const client = makeClient(service, {
+      logLevel: 'debug',
+      logger: { debug: push, info: push, warn: push, error: push },
+      tracing: {
+        tracerProvider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
+      },
+    });
+    const events: unknown[] = [];
+    client.on('response', (event) => events.push(event));
+    const { requestId } = await client.get('/ok').withResponse();
+    const error = (await rejection(client.get('/fail'))) as { requestId?: string };
+    const spans = exporter.getFinishedSpans().map((span) => span.attributes);
+    expect(JSON.stringify(spans)).toContain('x-request-id');
+    const seen = JSON.stringify({ requestId, errorId: error.requestId, events, lines, spans });
+    expect(seen).toContain('[redacted]');
+    expect(seen).not.toContain('token-1');
+    expect(seen).not.toContain(SECRET);
+  });
+
+  it('masks credential headers of the caller (default or per call) that a server echoes', async () => {
+    const apiKey = 'key-0123456789abcdef';
+    const proxyAuth = 'Basic cHJveHk6cGFzc3dvcmQ=';
+    const service = mockService({
+      routes: {
+        'GET /fail': (request) =>
+          envelopeError(
+            400,
+            'BAD',
+            `got x-api-key ${request.headers.get('x-api-key')} and ${request.headers.get('proxy-authorization')}`,
+          ),
+      },
+    });
+    const client = makeClient(service, { defaultHeaders: { 'X-Api-Key': apiKey } });
+    const error = await rejection(client.get('/fail', {}, { headers: { 'proxy-authorization': proxyAuth } }));
+    expect((error as Error).message).toContain('[redacted]');
+    expect((error as Error).message).not.toContain(apiKey);
+    expect((error as Error).message).not.toContain('cHJveHk6cGFzc3dvcmQ=');
   });
 });
