@@ -4,7 +4,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { ArgumentError } from '../src/index.js';
+import { ApiPromise, ArgumentError } from '../src/index.js';
 import { envelopeError, json, makeClient, mockService, SECRET } from './helpers/mock-fetch.js';
 
 const echoPath = () =>
@@ -197,5 +197,17 @@ describe('what a server echoes never carries a secret', () => {
     expect((error as Error).message).toContain('[redacted]');
     expect((error as Error).message).not.toContain(apiKey);
     expect((error as Error).message).not.toContain('cHJveHk6cGFzc3dvcmQ=');
+  });
+});
+
+describe('ApiPromise', () => {
+  it("gives plain working promises from the Promise statics, as the class's own are not for callers", async () => {
+    expect(await ApiPromise.resolve(1)).toBe(1);
+    await expect(ApiPromise.reject(new Error('x'))).rejects.toThrow('x');
+    expect(await ApiPromise.all([1, Promise.resolve(2)])).toEqual([1, 2]);
+    expect(await ApiPromise.race([3])).toBe(3);
+    const service = mockService({ routes: { 'GET *': () => json({ data: 4 }) } });
+    const promise = makeClient(service).get('/x');
+    expect(await (promise.constructor as typeof Promise).resolve(promise)).toBe(4);
   });
 });
