@@ -4,7 +4,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { ApiPromise, ArgumentError } from '../src/index.js';
+import { ApiPromise, ArgumentError, ServiceUnavailableError } from '../src/index.js';
 import { envelopeError, json, makeClient, mockService, SECRET } from './helpers/mock-fetch.js';
 
 const echoPath = () =>
@@ -209,5 +209,24 @@ describe('ApiPromise', () => {
     const service = mockService({ routes: { 'GET *': () => json({ data: 4 }) } });
     const promise = makeClient(service).get('/x');
     expect(await (promise.constructor as typeof Promise).resolve(promise)).toBe(4);
+  });
+});
+
+describe('a POST that may act twice', () => {
+  it('is sent again after a 401 only once, with a new token, and never a third time', async () => {
+    let n = 0;
+    const service = mockService({
+      routes: {
+        'POST /w': () =>
+          ++n === 1 ? envelopeError(401, 'UNAUTHORIZED', 'expired') : envelopeError(503, 'DOWN', 'd'),
+      },
+    });
+    const error = await rejection(makeClient(service).post('/w', { body: {} }));
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    const sent = service.calls.filter((call) => call.path === '/w');
+    expect(sent.map((call) => call.headers.get('authorization'))).toEqual([
+      'Bearer token-1',
+      'Bearer token-2',
+    ]);
   });
 });

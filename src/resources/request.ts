@@ -76,7 +76,8 @@ export interface ApiRequest<T = unknown> {
    * Whether sending the request twice acts only once. A GET is; a POST, PUT, PATCH or DELETE is
    * not assumed to be, and is then retried only after a 429 or a connection that never reached the
    * service, never after a timeout or a 5xx, where the service may have acted. Set `true` for a
-   * write the service deduplicates, to retry it like a read.
+   * write the service deduplicates, to retry it like a read. Either way a first 401 is sent once
+   * more with a new token: the service refuses a token before acting on the request.
    * @default true for GET, false otherwise
    * @example { method: 'POST', path: '/users/{userId}/wallet/link', params: { userId }, idempotent: true }
    */
