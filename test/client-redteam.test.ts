@@ -4,7 +4,13 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { ApiPromise, ArgumentError, ServiceUnavailableError } from '../src/index.js';
+import {
+  AbortError,
+  ApiPromise,
+  ArgumentError,
+  ServiceUnavailableError,
+  TimeoutError,
+} from '../src/index.js';
 import { envelopeError, json, makeClient, mockService, SECRET } from './helpers/mock-fetch.js';
 
 const echoPath = () =>
@@ -228,5 +234,25 @@ describe('a POST that may act twice', () => {
       'Bearer token-1',
       'Bearer token-2',
     ]);
+  });
+});
+
+describe('a token fetch its last caller gave up on', () => {
+  it('is not joined by the next call, which fetches its own instead of failing with AbortError', async () => {
+    let tokens = 0;
+    const service = mockService({
+      token: () =>
+        ++tokens === 1
+          ? new Promise<Response>(() => {})
+          : json({ access_token: 'token-2', token_type: 'Bearer', expires_in: 3600, scope: 'bridge:read' }),
+      routes: { 'GET *': () => json({ data: 'ok' }) },
+    });
+    const client = makeClient(service, { timeoutMs: 50, maxRetries: 0 });
+    // Straight on, as a loop of calls would: no tick for the abandoned fetch to be cleared first.
+    const first = await client.get('/x').catch((error: unknown) => error);
+    expect(first).toBeInstanceOf(TimeoutError);
+    const next = await client.get('/x').catch((error: unknown) => error);
+    expect(next).not.toBeInstanceOf(AbortError);
+    expect(next).toBe('ok');
   });
 });
