@@ -8,10 +8,11 @@ import {
   AbortError,
   ApiPromise,
   ArgumentError,
+  PartnerClient,
   ServiceUnavailableError,
   TimeoutError,
 } from '../src/index.js';
-import { envelopeError, json, makeClient, mockService, SECRET } from './helpers/mock-fetch.js';
+import { BASE_URL, envelopeError, json, makeClient, mockService, SECRET } from './helpers/mock-fetch.js';
 
 const echoPath = () =>
   mockService({
@@ -254,5 +255,68 @@ describe('a token fetch its last caller gave up on', () => {
     const next = await client.get('/x').catch((error: unknown) => error);
     expect(next).not.toBeInstanceOf(AbortError);
     expect(next).toBe('ok');
+  });
+});
+
+describe('withOptions', () => {
+  it('starts from the options as they were checked, not as the caller changed them since', async () => {
+    const service = mockService({
+      routes: { 'GET *': (request) => json({ data: request.headers.get('x-a') }) },
+    });
+    const options = {
+      baseUrl: BASE_URL,
+      clientId: 'client-1',
+      clientSecret: SECRET,
+      fetch: service.fetch,
+      timeoutMs: 1_000,
+      defaultHeaders: { 'x-a': 'checked' },
+    };
+    const client = new PartnerClient(options);
+    options.defaultHeaders['x-a'] = 'changed later';
+    (options as { timeoutMs: unknown }).timeoutMs = 'not a number';
+    const derived = client.withOptions({ maxRetries: 0 });
+    expect(await derived.get('/x')).toBe('checked');
+    expect(await client.get('/x')).toBe('checked');
+  });
+
+  it('derives from a derived client: settings merge, one token, the originals unchanged', async () => {
+    const service = mockService({
+      routes: {
+        'GET *': (request) => json({ data: [request.headers.get('x-a'), request.headers.get('x-b')] }),
+      },
+    });
+    const client = makeClient(service, { defaultHeaders: { 'x-a': '0' } });
+    const first = client.withOptions({ defaultHeaders: { 'x-b': '1' } });
+    const second = first.withOptions({ defaultHeaders: { 'x-a': '2' }, maxRetries: 0 });
+    expect(await second.get('/x')).toEqual(['2', '1']);
+    expect(await first.get('/x')).toEqual(['0', '1']);
+    expect(await client.get('/x')).toEqual(['0', null]);
+    expect(service.count('POST /auth/token')).toBe(1);
+  });
+
+  it('shares its token cache with the derived client only, not with a client made meanwhile', async () => {
+    const service = mockService({ routes: { 'GET *': (request) => json({ data: request.url.host }) } });
+    const other = mockService({ routes: { 'GET *': (request) => json({ data: request.url.host }) } });
+    const client = makeClient(service);
+    let made: PartnerClient | undefined;
+    // A logger whose method is made on first use, by code that happens to make a client too.
+    const logger = {
+      get debug() {
+        made ??= new PartnerClient({
+          baseUrl: 'https://other.test',
+          clientId: 'other',
+          clientSecret: 'other-secret',
+          fetch: other.fetch,
+        });
+        return () => {};
+      },
+      info() {},
+      warn() {},
+      error() {},
+    };
+    client.withOptions({ logger });
+    expect(await made?.get('/x')).toBe('other.test');
+    expect(service.calls).toHaveLength(0);
+    expect(other.count('POST /auth/token')).toBe(1);
   });
 });
