@@ -3,7 +3,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   AbortError,
   ApiPromise,
@@ -255,6 +255,33 @@ describe('a token fetch its last caller gave up on', () => {
     const next = await client.get('/x').catch((error: unknown) => error);
     expect(next).not.toBeInstanceOf(AbortError);
     expect(next).toBe('ok');
+  });
+});
+
+describe('an answer that comes after the attempt ended', () => {
+  it('has its body cancelled, so that its connection does not keep the process alive', async () => {
+    const service = mockService();
+    let answer!: (response: Response) => void;
+    let cancelled = false;
+    const fetch = (url: string, init: RequestInit) =>
+      url.endsWith('/auth/token')
+        ? service.fetch(url, init)
+        : // A fetch that ignores the signal, and answers only once the SDK gave up.
+          new Promise<Response>((resolve) => {
+            answer = resolve;
+          });
+    const client = makeClient(service, { fetch, timeoutMs: 50, maxRetries: 0 });
+    await expect(client.get('/x')).rejects.toBeInstanceOf(TimeoutError);
+    const body = new ReadableStream({
+      pull() {
+        return new Promise(() => {});
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    answer(new Response(body, { status: 200 }));
+    await vi.waitFor(() => expect(cancelled).toBe(true));
   });
 });
 

@@ -358,9 +358,19 @@ export class Transport {
     try {
       const { url, init } = this.#fetchArgs(request, options, controller.signal);
       let answer: unknown;
+      let pending: Promise<unknown> | undefined;
       try {
-        answer = await Promise.race([this.#config.fetch(url, init), stopped]);
+        pending = Promise.resolve(this.#config.fetch(url, init));
+        answer = await Promise.race([pending, stopped]);
       } catch (error) {
+        // A fetch that ignores the signal may still answer after the attempt ended: its body is
+        // cancelled then, or its open connection would keep the process alive.
+        pending?.then(
+          (late) => {
+            if (isResponse(late)) late.body?.cancel().catch(() => {});
+          },
+          () => {},
+        );
         if (isPartnerError(error)) throw error;
         if (signal?.aborted) throw errors.aborted();
         // undici wraps network failures as `TypeError: fetch failed` with the cause that says why.
