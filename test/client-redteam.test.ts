@@ -70,6 +70,21 @@ describe('the bearer token goes only below /api/v1/s2s', () => {
     );
   });
 
+  it.each([['..;'], ['.;x'], ['..%00'], ['%252e%252e']])(
+    "refuses a transferId %j of the SDK's own methods as well",
+    async (transferId) => {
+      const service = echoPath();
+      const client = makeClient(service);
+      await expect(client.bridge.transfers.get({ userId: 'u1', transferId })).rejects.toBeInstanceOf(
+        ArgumentError,
+      );
+      await expect(client.bridge.transfers.wait({ userId: 'u1', transferId })).rejects.toBeInstanceOf(
+        ArgumentError,
+      );
+      expect(service.calls).toHaveLength(0);
+    },
+  );
+
   it.each([['constructor'], ['__proto__'], ['toString'], ['hasOwnProperty']])(
     'wants a param of its own for the placeholder {%s}, not an inherited property',
     async (name) => {

@@ -5,6 +5,7 @@ import { ArgumentError } from '../errors/client-errors.js';
 import type { Exchange, Parser } from '../http/transport.js';
 import type { IssueList } from '../schemas/issues.js';
 import type { Api } from './endpoints.js';
+import { paramProblem, segmentProblem } from './params.js';
 
 /** Query values: each `undefined` is left out, an array repeats the name. */
 export type QueryValue = string | number | boolean | undefined | readonly (string | number | boolean)[];
@@ -87,32 +88,6 @@ export interface ApiRequest<T = unknown> {
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const PLACEHOLDER = /\{(\w+)\}/g;
 
-/**
- * Why a path segment is refused, if it is: as sent, and as every server or proxy on the way may
- * read it once it decodes it again (`%252e%252e` is `..` after two decodes), it must stay one
- * segment and not be `.` or `..`, also with a `;` parameter or a NUL after it (`..;` is `..` to
- * Tomcat behind a proxy that saw a plain name).
- */
-function segmentProblem(segment: string): string | undefined {
-  let form = segment;
-  for (let depth = 0; depth < 8; depth++) {
-    let decoded: string;
-    try {
-      decoded = decodeURIComponent(form);
-    } catch {
-      // Not decodable at all is a typo; a form that stops decoding further is plain text.
-      if (depth === 0) return 'holds a malformed percent-encoding';
-      return undefined;
-    }
-    const name = decoded.split(/[;\0]/)[0] as string;
-    if (name === '.' || name === '..' || /[/\\]/.test(decoded))
-      return 'must not hold `.` or `..` segments or encoded slashes, also encoded twice: it would leave /api/v1/s2s';
-    if (decoded === form) return undefined;
-    form = decoded;
-  }
-  return 'is percent-encoded too many times over';
-}
-
 /** Why `path` (the template, before placeholders are filled) is refused, if it is. */
 function pathProblem(path: string): string | undefined {
   if (path.length === 0) return 'must not be empty';
@@ -130,21 +105,6 @@ function segmentsProblem(path: string): string | undefined {
     if (problem) return problem;
   }
   return undefined;
-}
-
-/**
- * Whether a `params` value would leave its segment: encoded it is one segment for the SDK, but a
- * proxy that decodes `%2F` reads `../..` as a way out of the prefix. A lone surrogate cannot be
- * encoded at all.
- */
-function paramProblem(value: string): boolean {
-  let encoded: string;
-  try {
-    encoded = encodeURIComponent(value);
-  } catch {
-    return true;
-  }
-  return segmentProblem(encoded) !== undefined;
 }
 
 /** `template` with each `{name}` replaced by its encoded value. */
