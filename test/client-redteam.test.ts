@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -270,6 +271,27 @@ describe('a token fetch its last caller gave up on', () => {
     const next = await client.get('/x').catch((error: unknown) => error);
     expect(next).not.toBeInstanceOf(AbortError);
     expect(next).toBe('ok');
+  });
+});
+
+describe('signals and timers left behind', () => {
+  it('leaves no abort listener on the caller signal, whatever the outcome', async () => {
+    let n = 0;
+    const service = mockService({
+      routes: {
+        'GET /flaky': () => (++n === 1 ? envelopeError(503, 'DOWN', 'd') : json({ data: 1 })),
+        'GET /hang': () => new Promise<Response>(() => {}),
+        'GET /bad': () => envelopeError(400, 'BAD', 'no'),
+      },
+    });
+    const client = makeClient(service, { timeoutMs: 50, maxRetries: 1 });
+    const { signal } = new AbortController();
+    await client.get('/flaky', {}, { signal });
+    await client.get('/hang', {}, { signal }).catch(() => {});
+    await client.get('/bad', {}, { signal }).catch(() => {});
+    await client.post('/bad', {}, { signal }).catch(() => {});
+    await client.getScopes({ signal });
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0);
   });
 });
 
