@@ -117,7 +117,10 @@ export interface PartnerClientOptions {
   /**
    * Headers sent with every request, token requests included; a call's `headers` go over them.
    * `authorization`, `content-type`, `content-length` and `host` are the SDK's own and are refused.
-   * The `user-agent` defaults to `partner-s2s-sdk/<version> node/<version>`.
+   * The `user-agent` defaults to `partner-s2s-sdk/<version> node/<version>`. The value of a header
+   * named like a credential (`x-api-key`, `proxy-authorization`, `cookie`, anything with `auth`,
+   * `token`, `secret` or `session`; 8 characters or more) is masked, like the secret, in whatever
+   * a server sends back.
    * @example
    * new PartnerClient({ ...credentials, defaultHeaders: { 'x-partner-env': 'staging' } });
    */
@@ -374,10 +377,17 @@ export class PartnerClient {
   readonly #api: Api;
   readonly #strict: boolean;
   readonly #shared: Shared;
-  /** The options as given (checked), for `withOptions` to start from. */
-  readonly #options: PartnerClientOptions;
+  /**
+   * The options as checked, for `withOptions` to start from: a copy, so that changes the caller
+   * makes to its object afterwards reach no client.
+   */
+  readonly #options: z.output<typeof optionsSchema>;
 
   constructor(options: PartnerClientOptions) {
+    // Taken before reading the options: a getter among them that makes a client must not hand it
+    // this credential's token cache.
+    const shared = sharing;
+    sharing = undefined;
     const config = parseArgs(optionsSchema, options, 'PartnerClient options');
     if (inBrowser() && config.dangerouslyAllowBrowser !== true) {
       throw new ArgumentError({
@@ -391,7 +401,7 @@ export class PartnerClient {
         ],
       });
     }
-    this.#options = options;
+    this.#options = config;
     this.#strict = config.strict ?? DEFAULTS.strict;
     const defaultHeaders: Record<string, string> = { 'user-agent': userAgent() };
     for (const [name, value] of Object.entries(config.defaultHeaders ?? {}))
@@ -418,10 +428,10 @@ export class PartnerClient {
 
     let transport: Transport;
     let tracing: Tracing;
-    if (sharing) {
-      this.#shared = sharing;
-      tracing = new Tracing(config.tracing ?? true, sharing.baseUrl);
-      transport = makeTransport(sharing, tracing);
+    if (shared) {
+      this.#shared = shared;
+      tracing = new Tracing(config.tracing ?? true, shared.baseUrl);
+      transport = makeTransport(shared, tracing);
     } else {
       const baseUrl = normalBaseUrl(config.baseUrl);
       const scope = config.scope && config.scope.length > 0 ? config.scope.join(' ') : undefined;
@@ -483,7 +493,11 @@ export class PartnerClient {
     }
     const merged = { ...this.#options, ...given } as PartnerClientOptions;
     if (given.defaultHeaders && this.#options.defaultHeaders) {
-      merged.defaultHeaders = readOnce(where, { ...this.#options.defaultHeaders, ...given.defaultHeaders });
+      // A `null` (the header left out) is checked again like any value.
+      merged.defaultHeaders = readOnce(where, {
+        ...this.#options.defaultHeaders,
+        ...given.defaultHeaders,
+      }) as Record<string, string>;
     }
     sharing = this.#shared;
     try {

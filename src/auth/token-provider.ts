@@ -165,7 +165,12 @@ export class TokenProvider {
     this.#active--;
     if (call.probe && this.#stop?.probing) this.#stop.probing = false;
     call.probe = false;
-    if (this.#active === 0) this.#inflight?.controller.abort();
+    if (this.#active === 0 && this.#inflight) {
+      this.#inflight.controller.abort();
+      // Forgotten at once: a call that starts before the aborted fetch has unwound would join it
+      // and fail with an AbortError that nobody asked for.
+      this.#inflight = undefined;
+    }
   }
 
   /**

@@ -96,6 +96,21 @@ export class ApiPromise<T> extends Promise<T> {
     return Promise;
   }
 
+  // `ApiPromise.resolve(x)`, `ApiPromise.all([...])` and the other statics would construct an
+  // ApiPromise around their own executor, which is no `run`, and throw a TypeError. They give plain
+  // promises, as their declared types say, so that a test double can be made with them.
+  static {
+    for (const name of ['resolve', 'reject', 'all', 'allSettled', 'any', 'race', 'withResolvers', 'try']) {
+      const method = (Promise as unknown as Record<string, unknown>)[name];
+      if (typeof method === 'function')
+        Object.defineProperty(ApiPromise, name, {
+          value: method.bind(Promise),
+          writable: true,
+          configurable: true,
+        });
+    }
+  }
+
   #value(): Promise<T> {
     this.#data ??= this.#result.then(({ data }) => data);
     return this.#data;

@@ -59,8 +59,16 @@ export const maxRetries = z
   .min(0, 'must not be negative')
   .max(10, 'must be at most 10');
 
-// A signal from another realm or library may not fire `abort` the way the SDK listens for it.
-const abortSignal = z.custom<AbortSignal>((value) => value instanceof AbortSignal, 'must be an AbortSignal');
+// A signal from another realm or library may not fire `abort` the way the SDK listens for it, and
+// an object that only inherits from AbortSignal throws a TypeError at its first read.
+const abortSignal = z.custom<AbortSignal>((value) => {
+  if (!(value instanceof AbortSignal)) return false;
+  try {
+    return typeof value.aborted === 'boolean';
+  } catch {
+    return false;
+  }
+}, 'must be an AbortSignal');
 
 /** Headers only the SDK sets: a caller's value would replace the bearer token or break the body. */
 const RESERVED_HEADERS = new Set(['authorization', 'content-type', 'content-length', 'host']);
@@ -68,7 +76,8 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * Extra headers, names lowercased. A value of `null` (or `undefined`) takes out a default header.
- * CR, LF and NUL are refused: they would split the header. The values are never shown in an error.
+ * CR, LF and NUL are refused (they would split the header), and so is a character above U+00FF,
+ * which fetch cannot send. The values are never shown in an error.
  */
 export const headersSchema = z
   .record(z.string(), z.union([z.string(), z.null(), z.undefined()]), {
@@ -82,6 +91,13 @@ export const headersSchema = z
         ctx.addIssue({ code: 'custom', path: [name], message: 'is set by the SDK and cannot be overridden' });
       if (typeof value === 'string' && /[\r\n\0]/.test(value))
         ctx.addIssue({ code: 'custom', path: [name], message: 'must not contain CR, LF or NUL' });
+      // fetch throws on such a value at every attempt: a ConnectionError after all the retries.
+      else if (typeof value === 'string' && /[\u0100-\uffff]/.test(value))
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'must be Latin-1 (no character above U+00FF): percent-encode other text',
+        });
     }
   })
   .transform((headers) => {
@@ -90,11 +106,24 @@ export const headersSchema = z
     return out;
   });
 
-/** Fields of a fetch init the caller may add to (a `dispatcher`, `keepalive`, …). */
-export const fetchOptionsSchema = z.custom<Record<string, unknown>>(
-  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-  'must be an object of fetch init fields',
-);
+/**
+ * Fields of a fetch init the caller may add to (a `dispatcher`, `keepalive`, …), copied once here:
+ * read at each attempt, a throwing proxy would fail the call after it started and a getter could
+ * answer differently at each retry.
+ */
+export const fetchOptionsSchema = z
+  .custom<Record<string, unknown>>(
+    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+    'must be an object of fetch init fields',
+  )
+  .transform((value, ctx) => {
+    try {
+      return { ...value };
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'could not be read: reading its fields threw' });
+      return z.NEVER;
+    }
+  });
 
 /** The options every method takes; unknown keys are left alone so that options can grow. */
 export const requestOptionsSchema = z.looseObject({

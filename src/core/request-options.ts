@@ -17,7 +17,8 @@ export interface RequestOptions {
   /**
    * Headers for this call, over the client's `defaultHeaders`; `null` leaves a default header out.
    * Names are case-insensitive. `authorization`, `content-type`, `content-length` and `host` are
-   * the SDK's own and are refused.
+   * the SDK's own and are refused. A credential header's value is masked in what a server sends
+   * back, as `defaultHeaders` says.
    *
    * @example
    * await client.bridge.routes({ headers: { 'x-correlation-id': jobId } });

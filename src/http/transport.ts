@@ -90,6 +90,23 @@ export interface TransportConfig {
   wrapHook?: (hook: RequestHook) => RequestHook;
 }
 
+/** Names of headers whose values are credentials: an API key, a proxy's Basic, a cookie. */
+const CREDENTIAL_HEADER = /auth|token|secret|cookie|passw|api-?key|session|credential|signature/i;
+/** Shorter values are not masked: a `1` would be masked in every number of a message. */
+const MIN_MASKED_LENGTH = 8;
+
+/** The values of the credential headers among `headers`, with and without their scheme. */
+function credentialValues(headers: Readonly<Record<string, string | null | undefined>>): string[] {
+  const values: string[] = [];
+  for (const name in headers) {
+    const value = headers[name];
+    if (typeof value !== 'string' || !CREDENTIAL_HEADER.test(name)) continue;
+    for (const form of [value, value.replace(/^\S+\s+/, '')])
+      if (form.length >= MIN_MASKED_LENGTH) values.push(form);
+  }
+  return values;
+}
+
 /** Duck-typed, so that a fetch from another realm or package (undici's own) still fits. */
 function isResponse(value: unknown): value is Response {
   if (typeof value !== 'object' || value === null) return false;
@@ -171,9 +188,12 @@ export interface DataTransport {
  */
 export class Transport {
   readonly #config: TransportConfig;
+  /** The client's secrets and the values of its default credential headers. */
+  readonly #secrets: readonly string[];
 
   constructor(config: TransportConfig) {
     this.#config = config;
+    this.#secrets = [...config.secrets, ...credentialValues(config.defaultHeaders)];
   }
 
   #policy(options: RequestOptions | undefined): RetryPolicy {
@@ -184,13 +204,15 @@ export class Transport {
 
   /**
    * Masks what `request` carries that is secret (the client secret in each form, the Basic
-   * credential, the bearer token) in anything a server sends back: it may echo the request.
+   * credential, the bearer token, the caller's credential headers) in anything a server sends
+   * back: it may echo the request.
    */
   redaction(request: Exchange): Redact {
     const authorization = request.headers.authorization;
     return redactor([
-      ...this.#config.secrets,
+      ...this.#secrets,
       ...(authorization ? [authorization, authorization.replace(/^\S+\s+/, '')] : []),
+      ...credentialValues(request.headers),
     ]);
   }
 
@@ -214,7 +236,9 @@ export class Transport {
       redirect: 'manual',
       signal,
     };
-    if (request.body !== undefined) init.body = request.body;
+    // A `body` from fetchOptions would go out with a GET, or in place of a POST's empty one.
+    if (request.body === undefined) delete init.body;
+    else init.body = request.body;
     return { url: search ? `${prefix}${request.path}?${search}` : `${prefix}${request.path}`, init };
   }
 
@@ -258,7 +282,10 @@ export class Transport {
     try {
       const response = await this.#send(request, options, budgetMs, { timedOut, aborted, broken });
       status = response.status;
-      requestId = response.headers.get('x-request-id') ?? undefined;
+      // The id goes to events, logs, spans and errors: a server that echoes the request in it
+      // must not put the bearer token there.
+      const sentId = response.headers.get('x-request-id') ?? undefined;
+      requestId = sentId === undefined ? undefined : this.redaction(request)(sentId);
       const text = await readText(
         response,
         budgetMs - (performance.now() - started),
@@ -280,8 +307,13 @@ export class Transport {
         });
       }
       sinkOf(options)?.(response, requestId);
+      let headers = response.headers;
+      if (requestId !== sentId) {
+        headers = new Headers(headers);
+        headers.set('x-request-id', requestId as string);
+      }
       // An oversized error page is dropped: the status alone still types the error.
-      return { status, headers: response.headers, text: text ?? '' } satisfies RawResponse;
+      return { status, headers, text: text ?? '' } satisfies RawResponse;
     } catch (error) {
       failure = error;
       throw error;
@@ -326,9 +358,19 @@ export class Transport {
     try {
       const { url, init } = this.#fetchArgs(request, options, controller.signal);
       let answer: unknown;
+      let pending: Promise<unknown> | undefined;
       try {
-        answer = await Promise.race([this.#config.fetch(url, init), stopped]);
+        pending = Promise.resolve(this.#config.fetch(url, init));
+        answer = await Promise.race([pending, stopped]);
       } catch (error) {
+        // A fetch that ignores the signal may still answer after the attempt ended: its body is
+        // cancelled then, or its open connection would keep the process alive.
+        pending?.then(
+          (late) => {
+            if (isResponse(late)) late.body?.cancel().catch(() => {});
+          },
+          () => {},
+        );
         if (isPartnerError(error)) throw error;
         if (signal?.aborted) throw errors.aborted();
         // undici wraps network failures as `TypeError: fetch failed` with the cause that says why.

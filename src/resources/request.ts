@@ -5,6 +5,7 @@ import { ArgumentError } from '../errors/client-errors.js';
 import type { Exchange, Parser } from '../http/transport.js';
 import type { IssueList } from '../schemas/issues.js';
 import type { Api } from './endpoints.js';
+import { paramProblem, segmentProblem } from './params.js';
 
 /** Query values: each `undefined` is left out, an array repeats the name. */
 export type QueryValue = string | number | boolean | undefined | readonly (string | number | boolean)[];
@@ -30,20 +31,21 @@ export interface ApiRequest<T = unknown> {
   /**
    * Below `/api/v1/s2s`, such as `/users/{userId}/portfolio`; `{name}` is filled from `params`
    * (encoded), and events, logs and spans show the template. An absolute URL, a `..` or `.`
-   * segment, a query or fragment, or anything that would leave the prefix is an `ArgumentError`,
-   * so that the bearer token goes nowhere else.
+   * segment (also percent-encoded, once or more, or followed by `;`), a query or fragment, or
+   * anything that would leave the prefix is an `ArgumentError`, so that the bearer token goes
+   * nowhere else.
    * @example { path: '/users/{userId}/portfolio', params: { userId } }
    */
   path: string;
   /**
-   * Values for the `{name}` placeholders of `path`. A value that is `.` or `..` or holds a slash is
-   * an `ArgumentError`.
+   * Values for the `{name}` placeholders of `path`, each an own property. A value that is `.` or
+   * `..` or holds a slash, also once percent-decoded, is an `ArgumentError`.
    * @example { path: '/users/{userId}', params: { userId: 'usr_123' } }
    */
   params?: Record<string, string>;
   /**
    * The query string, as an object (an array repeats the name, `undefined` is left out) or
-   * `URLSearchParams`.
+   * `URLSearchParams` (its entries are copied when the call starts).
    * @example { path: '/bridge/transfers', query: { userId, status: 'delivered', limit: 50 } }
    */
   query?: Record<string, QueryValue> | URLSearchParams;
@@ -75,7 +77,8 @@ export interface ApiRequest<T = unknown> {
    * Whether sending the request twice acts only once. A GET is; a POST, PUT, PATCH or DELETE is
    * not assumed to be, and is then retried only after a 429 or a connection that never reached the
    * service, never after a timeout or a 5xx, where the service may have acted. Set `true` for a
-   * write the service deduplicates, to retry it like a read.
+   * write the service deduplicates, to retry it like a read. Either way a first 401 is sent once
+   * more with a new token: the service refuses a token before acting on the request.
    * @default true for GET, false otherwise
    * @example { method: 'POST', path: '/users/{userId}/wallet/link', params: { userId }, idempotent: true }
    */
@@ -93,21 +96,33 @@ function pathProblem(path: string): string | undefined {
   if (/[\s\\]/.test(path) || [...path].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f))
     return 'must not contain spaces, backslashes or control characters';
   if (path.includes('?') || path.includes('#')) return 'must not hold a query or fragment: pass `query`';
+  return segmentsProblem(path);
+}
+
+function segmentsProblem(path: string): string | undefined {
   for (const segment of path.split('/')) {
-    let decoded = segment;
-    try {
-      decoded = decodeURIComponent(segment);
-    } catch {
-      return 'holds a malformed percent-encoding';
-    }
-    if (decoded === '.' || decoded === '..' || decoded.includes('/') || decoded.includes('\\'))
-      return 'must not hold `.` or `..` segments or encoded slashes: it would leave /api/v1/s2s';
+    const problem = segmentProblem(segment);
+    if (problem) return problem;
   }
   return undefined;
 }
 
+/** `template` with each `{name}` replaced by its encoded value. */
+function fill(template: string, params: Readonly<Record<string, string>>): string {
+  return template.replace(PLACEHOLDER, (_, name: string) => encodeURIComponent(params[name] as string));
+}
+
 const querySchema = z.union([
-  z.instanceof(URLSearchParams),
+  // A copy read through the class's own method: a subclass's `toString` or iterator could say
+  // anything, and differently at each retry.
+  z.instanceof(URLSearchParams).transform((query, ctx) => {
+    try {
+      return new URLSearchParams(URLSearchParams.prototype.toString.call(query));
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a real URLSearchParams or an object of values' });
+      return z.NEVER;
+    }
+  }),
   z.record(
     z.string(),
     z.union([
@@ -147,20 +162,26 @@ const requestSchema = z
       return;
     }
     const names = [...value.path.matchAll(PLACEHOLDER)].map((match) => match[1] as string);
+    const params = value.params ?? {};
+    let fillable = true;
     for (const name of names) {
-      if (value.params?.[name] === undefined)
-        ctx.addIssue({ code: 'custom', path: ['params', name], message: 'is named in path but not given' });
-      else if (value.params[name].length === 0)
-        ctx.addIssue({ code: 'custom', path: ['params', name], message: 'must not be empty' });
-      // Encoded, a slash stays in its segment for the SDK, but a proxy that decodes %2F would
-      // read `../..` as a way out of the prefix.
-      else if (/^\.\.?$|[/\\]/.test(value.params[name]))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['params', name],
-          message: 'must not be `.` or `..` or hold a slash: it would leave its path segment',
-        });
+      // Own values only: `{constructor}` must not be filled from Object.prototype.
+      const given = Object.hasOwn(params, name) ? params[name] : undefined;
+      let message: string | undefined;
+      if (given === undefined) message = 'is named in path but not given';
+      else if (given.length === 0) message = 'must not be empty';
+      else if (paramProblem(given))
+        message =
+          'must not be `.` or `..` or hold a slash, also once percent-decoded: it would leave its segment';
+      if (message) {
+        fillable = false;
+        ctx.addIssue({ code: 'custom', path: ['params', name], message });
+      }
     }
+    // Values that pass alone may still make a way out together (`%2` and `e%2e` in `{a}{b}`).
+    const joined = fillable && names.length > 0 ? segmentsProblem(fill(value.path, params)) : undefined;
+    if (joined)
+      ctx.addIssue({ code: 'custom', path: ['params'], message: `once filled into path, ${joined}` });
     if (value.body !== undefined && (value.method ?? 'GET') === 'GET')
       ctx.addIssue({ code: 'custom', path: ['body'], message: 'a GET has no body: use `query`' });
   });
@@ -242,9 +263,7 @@ export function callAny<T>(
   const method = spec.method ?? 'GET';
   const template = spec.path.startsWith('/') ? spec.path : `/${spec.path}`;
   const params = spec.params;
-  const path = params
-    ? template.replace(PLACEHOLDER, (_, name: string) => encodeURIComponent(params[name] as string))
-    : template;
+  const path = params ? fill(template, params) : template;
   const body = spec.body === undefined ? undefined : serialiseBody(spec.body, where);
   const searchParams = toSearchParams(spec.query);
   return api.transport.request(
