@@ -30,9 +30,21 @@ export class TransfersResource {
    * for await (const t of client.bridge.transfers.list({ userId, status: 'delivered' })) console.log(t.transferId);
    */
   list(params: TransferListParams, options?: RequestOptions): PagePromise<BridgeTransfer> {
+    // Read now, as every other method does: a change to the caller's objects before the first
+    // `await` is not sent. A problem still rejects the first use, not the call.
+    let read: { args: ReturnType<typeof listArgs.parse>; checked: RequestOptions | undefined } | undefined;
+    let problem: unknown;
+    try {
+      read = {
+        args: parseArgs(listArgs, params, 'bridge.transfers.list'),
+        checked: parseOptions(requestOptionsSchema, options, 'bridge.transfers.list'),
+      };
+    } catch (error) {
+      problem = error;
+    }
     return new PagePromise(async (sink) => {
-      const args = parseArgs(listArgs, params, 'bridge.transfers.list');
-      const checked = parseOptions(requestOptionsSchema, options, 'bridge.transfers.list');
+      if (!read) throw problem;
+      const { args, checked } = read;
       // Only the first page's answer is the list call's own (`withResponse`).
       let pageOptions: RequestOptions | undefined = withSink(checked, sink);
       const seen = new Set<string>();
