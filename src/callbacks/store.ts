@@ -67,6 +67,8 @@ const claimRequestSchema = z.looseObject({
   final: z.boolean({ error: 'must be true or false' }),
   ttlMs: durationMs,
 });
+/** Built once: `pick` builds a new schema, which zod compiles again on its first parse. */
+const comparedSchema = claimRequestSchema.pick({ status: true, rank: true });
 const tokenSchema = nonEmptyString;
 const recordedSchema = z.looseObject({ status: z.string(), rank: z.number(), final: z.boolean() }).optional();
 
@@ -98,11 +100,24 @@ export function compareClaim(
   request: Pick<ClaimRequest, 'status' | 'rank'>,
 ): 'new' | 'duplicate' | 'stale' {
   parseArgs(recordedSchema, recorded, 'compareClaim');
-  parseArgs(claimRequestSchema.pick({ status: true, rank: true }), request, 'compareClaim');
+  parseArgs(comparedSchema, request, 'compareClaim');
+  return decide(recorded, request);
+}
+
+/** `compareClaim` on values already checked (the memory store's own records and requests). */
+function decide(
+  recorded: RecordedState | undefined,
+  request: Pick<ClaimRequest, 'status' | 'rank'>,
+): 'new' | 'duplicate' | 'stale' {
   if (recorded === undefined) return 'new';
   if (recorded.status === request.status) return 'duplicate';
   if (recorded.final || request.rank < recorded.rank) return 'stale';
   return 'new';
+}
+
+/** A record with the number of the update that wrote it, for `#evict`. */
+interface Recorded extends RecordedState {
+  updated: number;
 }
 
 interface Held {
@@ -118,9 +133,19 @@ interface Held {
  * const router = createCallbackRouter({ authenticate, store: new MemoryCallbackStore(200_000) });
  */
 export class MemoryCallbackStore implements CallbackStore {
-  readonly #states = new Map<string, RecordedState>();
+  readonly #states = new Map<string, Recorded>();
   readonly #claims = new Map<string, Held>();
   readonly #capacity: number;
+  /**
+   * Transfer ids in the order they were updated, each with its update's number: the oldest whose
+   * number is still its record's is the least recently updated. Not the Map's own order: evicting
+   * from the front of a Map that is also deleted from walks every hole left there (V8 keeps them
+   * until it rehashes), which cost tens of µs per callback once the store was full.
+   */
+  #order: string[] = [];
+  #stamps: number[] = [];
+  #head = 0;
+  #updates = 0;
 
   /** @param capacity transfers remembered; the least recently updated is forgotten first. */
   constructor(capacity = 50_000) {
@@ -130,8 +155,8 @@ export class MemoryCallbackStore implements CallbackStore {
   async claim(input: ClaimRequest): Promise<ClaimResult> {
     const request = checkClaimRequest(input, 'MemoryCallbackStore.claim');
     const recorded = this.#states.get(request.transferId);
-    const verdict = compareClaim(recorded, request);
-    if (verdict !== 'new') return { outcome: verdict, previous: (recorded as RecordedState).status };
+    const verdict = decide(recorded, request);
+    if (verdict !== 'new') return { outcome: verdict, previous: (recorded as Recorded).status };
     const held = this.#claims.get(request.transferId);
     if (held && held.expiresAt > Date.now()) return { outcome: 'busy' };
     const token = randomUUID();
@@ -145,13 +170,45 @@ export class MemoryCallbackStore implements CallbackStore {
     // A claim that expired and was taken by another caller is theirs now: record nothing over it.
     if (this.#claims.get(request.transferId)?.token !== token) return;
     this.#claims.delete(request.transferId);
-    this.#states.delete(request.transferId);
+    const updated = ++this.#updates;
     this.#states.set(request.transferId, {
       status: request.status,
       rank: request.rank,
       final: request.final,
+      updated,
     });
-    if (this.#states.size > this.#capacity) this.#states.delete(this.#states.keys().next().value as string);
+    this.#order.push(request.transferId);
+    this.#stamps.push(updated);
+    this.#evict();
+  }
+
+  /** Forgets the least recently updated transfers past the capacity, and drops stale order entries. */
+  #evict(): void {
+    while (this.#states.size > this.#capacity) {
+      const id = this.#order[this.#head]!;
+      const stamp = this.#stamps[this.#head]!;
+      this.#head++;
+      if (this.#states.get(id)?.updated === stamp) this.#states.delete(id);
+    }
+    // Transfers updated again leave stale entries behind: keep the queue within twice the capacity.
+    if (this.#order.length - this.#head > 2 * this.#capacity + 64) {
+      const order: string[] = [];
+      const stamps: number[] = [];
+      for (let i = this.#head; i < this.#order.length; i++) {
+        const id = this.#order[i]!;
+        if (this.#states.get(id)?.updated === this.#stamps[i]) {
+          order.push(id);
+          stamps.push(this.#stamps[i]!);
+        }
+      }
+      this.#order = order;
+      this.#stamps = stamps;
+      this.#head = 0;
+    } else if (this.#head > 1024 && this.#head * 2 > this.#order.length) {
+      this.#order = this.#order.slice(this.#head);
+      this.#stamps = this.#stamps.slice(this.#head);
+      this.#head = 0;
+    }
   }
 
   async release(input: ClaimRequest, token: string): Promise<void> {
