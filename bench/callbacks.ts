@@ -68,10 +68,17 @@ function heapMb(): number {
   return process.memoryUsage().heapUsed / 1_048_576;
 }
 
-const ROUNDS = 15;
+const ROUNDS = 41;
+const LIFE: TransferStatus[] = ['submitted', 'source_confirmed', 'delivered'];
 let seq = 0;
-/** A new (transfer, state) per delivery, so that the router claims and commits every one. */
-const nextBody = () => body(`${seq++}`, PATH[seq % 3]!);
+/**
+ * A new (transfer, state) per delivery, each transfer going through three states in order as on
+ * the wire, so that the router claims and commits every one.
+ */
+const nextBody = () => {
+  const i = seq++;
+  return body(`${Math.floor(i / 3)}`, LIFE[i % 3]!);
+};
 
 function ratioTable(title: string, baseline: string, samples: Map<string, number[]>): void {
   const base = samples.get(baseline)!;
@@ -90,7 +97,7 @@ function ratioTable(title: string, baseline: string, samples: Map<string, number
 export async function fetchHandlers(): Promise<void> {
   const router = sdk.createCallbackRouter({ authenticate: 'none' });
   router.on('transfer', listener);
-  const N = 2_000;
+  const N = 500;
   const url = 'http://127.0.0.1/callbacks';
   // The Request a runtime (Bun, Deno, Hono's node server) hands the handler, built the same for both.
   const request = () => {
@@ -138,10 +145,17 @@ function answerLength(text: string): number | undefined {
 }
 
 /**
- * Sends `count` POSTs over `connections` keep-alive sockets, one in flight per socket, from
- * requests written by hand: a client this thin leaves the server's work to dominate the time.
+ * A client of hand-written requests over keep-alive sockets, one request in flight per socket:
+ * a client this thin leaves the server's work to dominate the time. The sockets stay open across
+ * rounds, so that no round pays for connecting.
  */
-async function load(port: number, count: number, connections: number): Promise<void> {
+async function client(
+  port: number,
+  connections: number,
+): Promise<{
+  send: (count: number) => Promise<void>;
+  close: () => void;
+}> {
   const sockets: Socket[] = await Promise.all(
     Array.from(
       { length: connections },
@@ -149,53 +163,61 @@ async function load(port: number, count: number, connections: number): Promise<v
         new Promise<Socket>((resolve, reject) => {
           const socket = connect(port, '127.0.0.1', () => resolve(socket));
           socket.setNoDelay(true);
+          socket.setEncoding('latin1');
           socket.once('error', reject);
         }),
     ),
   );
-  let sent = 0;
-  const send = (socket: Socket) => {
+  const write = (socket: Socket) => {
     const text = nextBody();
-    sent++;
     socket.write(
       `POST /callbacks HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
     );
   };
-  await Promise.all(
-    sockets.map(
-      (socket) =>
-        new Promise<void>((resolve, reject) => {
-          let pending = '';
-          socket.setEncoding('latin1');
-          socket.on('data', (chunk: string) => {
-            pending += chunk;
-            for (;;) {
-              const length = answerLength(pending);
-              if (length === undefined) return;
-              if (!pending.startsWith('HTTP/1.1 200')) {
-                reject(new Error(`answered ${pending.slice(0, length)}`));
-                return;
+  const send = async (count: number) => {
+    let sent = 0;
+    await Promise.all(
+      sockets.map(
+        (socket) =>
+          new Promise<void>((resolve, reject) => {
+            let pending = '';
+            const onData = (chunk: string) => {
+              pending += chunk;
+              for (;;) {
+                const length = answerLength(pending);
+                if (length === undefined) return;
+                if (!pending.startsWith('HTTP/1.1 200')) {
+                  reject(new Error(`answered ${pending.slice(0, length)}`));
+                  return;
+                }
+                pending = pending.slice(length);
+                if (sent < count) {
+                  sent++;
+                  write(socket);
+                } else {
+                  socket.off('data', onData);
+                  resolve();
+                  return;
+                }
               }
-              pending = pending.slice(length);
-              if (sent < count) send(socket);
-              else {
-                socket.end();
-                resolve();
-                return;
-              }
-            }
-          });
-          send(socket);
-        }),
-    ),
-  );
-  for (const socket of sockets) socket.destroy();
+            };
+            socket.on('data', onData);
+            sent++;
+            write(socket);
+          }),
+      ),
+    );
+  };
+  const close = () => {
+    for (const socket of sockets) socket.destroy();
+  };
+  return { send, close };
 }
 
 export async function nodeHandlers(): Promise<void> {
   const router = sdk.createCallbackRouter({ authenticate: 'none' });
   router.on('transfer', listener);
-  const N = 2_000;
+  const N = 500;
   const CONNECTIONS = 8;
   const servers = await Promise.all(
     [bareNode, router.nodeHandler].map(async (handler) => {
@@ -204,29 +226,23 @@ export async function nodeHandlers(): Promise<void> {
       return server;
     }),
   );
-  const port = (i: number) => (servers[i]!.address() as AddressInfo).port;
-  const contenders: Contender[] = [
-    {
-      name: 'bare node handler',
-      run: async () => {
-        await load(port(0), N, CONNECTIONS);
-        return N;
-      },
+  const clients = await Promise.all(
+    servers.map((server) => client((server.address() as AddressInfo).port, CONNECTIONS)),
+  );
+  const contenders: Contender[] = ['bare node handler', 'nodeHandler'].map((name, i) => ({
+    name,
+    run: async () => {
+      await clients[i]!.send(N);
+      return N;
     },
-    {
-      name: 'nodeHandler',
-      run: async () => {
-        await load(port(1), N, CONNECTIONS);
-        return N;
-      },
-    },
-  ];
+  }));
   for (const c of contenders) await c.run();
   ratioTable(
     `nodeHandler over loopback HTTP, ${CONNECTIONS} keep-alive connections, ${N.toLocaleString('en')} per round (${ROUNDS} interleaved rounds; ratios are medians of per-round ratios)`,
     'bare node handler',
     await interleaveSamples(contenders, ROUNDS),
   );
+  for (const c of clients) c.close();
   for (const server of servers) {
     server.closeAllConnections();
     server.close();
