@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { type Address, encodeFunctionData, type Hex, parseAbi } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { isExecuteBatchOf } from '../src/onchain/hex.js';
+import { bundleText } from '../src/onchain/verified.js';
 
 const accountAbi = parseAbi(['function executeBatch((address target, uint256 value, bytes data)[] calls)']);
 const encode = (calls: readonly { target: string; value: bigint; data: string }[]) =>
@@ -64,5 +65,26 @@ describe('call data compared word by word with the executeBatch of the calls', (
   it('refuses odd-length call data in a call', () => {
     const calls = [{ target: `0x${'11'.repeat(20)}`, value: 0n, data: '0x123' }];
     expect(isExecuteBatchOf(encode([{ ...calls[0]!, data: '0x1230' }]), calls)).toBe(false);
+  });
+});
+
+describe('the bundle text kept to compare at signing', () => {
+  it('holds every other field of the bundle and its user operation, in their order', () => {
+    const key = fc.oneof(fc.string(), fc.constantFrom('__proto__', '#calls', '0', '10', 'constructor'));
+    const fields = fc.dictionary(key, fc.jsonValue(), { maxKeys: 8 });
+    const hash = 'ab'.repeat(32);
+    fc.assert(
+      fc.property(fields, fields, (bundle, userOp) => {
+        // Through JSON, as a bundle arrives: an own `__proto__` is then a field like any other.
+        const parsed = JSON.parse(
+          JSON.stringify({ ...bundle, calls: [], userOp: { ...userOp, callData: '0x' } }),
+        );
+        const { calls: _calls, userOp: op, ...rest } = parsed;
+        const { callData: _callData, ...opRest } = op;
+        const expected = JSON.stringify({ ...rest, userOp: opRest, '#calls': hash, '#callData': hash });
+        expect(bundleText(parsed, hash)).toBe(expected);
+      }),
+      { numRuns: 300, seed: 19 },
+    );
   });
 });
