@@ -28,6 +28,8 @@ const spokePoolAbi = parseAbi([
   'function depositV3(address depositor, address recipient, address inputToken, address outputToken, uint256 inputAmount, uint256 outputAmount, uint256 destinationChainId, address exclusiveRelayer, uint32 quoteTimestamp, uint32 fillDeadline, uint32 exclusivityDeadline, bytes message)',
 ]);
 
+const callAbi = [...erc20Abi, ...spokePoolAbi];
+
 interface Case {
   name: string;
   route: BridgeRoute;
@@ -237,8 +239,7 @@ export async function verifier(): Promise<void> {
     {
       name: 'viem decode of the calls only',
       run: run((c) => {
-        for (const call of c.construct.bundle.calls)
-          decodeFunctionData({ abi: [...erc20Abi, ...spokePoolAbi], data: call.data });
+        for (const call of c.construct.bundle.calls) decodeFunctionData({ abi: callAbi, data: call.data });
       }),
     },
     { name: 'naive viem verifier', run: run((c) => naiveVerify(c, USER, NOW)) },
