@@ -114,11 +114,6 @@ function decide(
   return 'new';
 }
 
-/** A record with the number of the update that wrote it, for `#evict`. */
-interface Recorded extends RecordedState {
-  updated: number;
-}
-
 interface Held {
   token: string;
   expiresAt: number;
@@ -138,29 +133,27 @@ export const DEFAULT_CAPACITY = 50_000;
  * const claim = store.claim(request); // { outcome: 'claimed', token, previous }
  */
 export class MemoryClaims {
-  readonly #states = new Map<string, Recorded>();
+  readonly #states = new Map<string, RecordedState>();
   readonly #claims = new Map<string, Held>();
   readonly #capacity: number;
   /**
-   * Transfer ids in the order they were updated, each with its update's number: the oldest whose
-   * number is still its record's is the least recently updated. Not the Map's own order: evicting
-   * from the front of a Map that is also deleted from walks every hole left there (V8 keeps them
-   * until it rehashes), which cost tens of µs per callback once the store was full.
+   * One iterator over the records, kept from one eviction to the next: an update moves its record
+   * to the end, so the iterator meets the least recently updated first. A fresh `keys()` per
+   * eviction would walk every hole deleted from the front of the Map (V8 keeps them until it
+   * rehashes), which cost tens of µs per callback once the store was full.
    */
-  #order: string[] = [];
-  #stamps: number[] = [];
-  #head = 0;
-  #updates = 0;
+  #oldest: Iterator<string>;
   #claimsMade = 0;
 
   constructor(capacity: number) {
     this.#capacity = capacity;
+    this.#oldest = this.#states.keys();
   }
 
   claim(request: ClaimRequest): ClaimResult {
     const recorded = this.#states.get(request.transferId);
     const verdict = decide(recorded, request);
-    if (verdict !== 'new') return { outcome: verdict, previous: (recorded as Recorded).status };
+    if (verdict !== 'new') return { outcome: verdict, previous: (recorded as RecordedState).status };
     const held = this.#claims.get(request.transferId);
     const now = Date.now();
     if (held && held.expiresAt > now) return { outcome: 'busy' };
@@ -174,52 +167,19 @@ export class MemoryClaims {
     // A claim that expired and was taken by another caller is theirs now: record nothing over it.
     if (this.#claims.get(request.transferId)?.token !== token) return;
     this.#claims.delete(request.transferId);
-    const updated = ++this.#updates;
-    const recorded = this.#states.get(request.transferId);
-    if (recorded) {
-      recorded.status = request.status;
-      recorded.rank = request.rank;
-      recorded.final = request.final;
-      recorded.updated = updated;
-    } else {
-      this.#states.set(request.transferId, {
-        status: request.status,
-        rank: request.rank,
-        final: request.final,
-        updated,
-      });
-    }
-    this.#order.push(request.transferId);
-    this.#stamps.push(updated);
-    this.#evict();
-  }
-
-  /** Forgets the least recently updated transfers past the capacity, and drops stale order entries. */
-  #evict(): void {
-    while (this.#states.size > this.#capacity) {
-      const id = this.#order[this.#head]!;
-      const stamp = this.#stamps[this.#head]!;
-      this.#head++;
-      if (this.#states.get(id)?.updated === stamp) this.#states.delete(id);
-    }
-    // Transfers updated again leave stale entries behind: keep the queue within twice the capacity.
-    if (this.#order.length - this.#head > 2 * this.#capacity + 64) {
-      const order: string[] = [];
-      const stamps: number[] = [];
-      for (let i = this.#head; i < this.#order.length; i++) {
-        const id = this.#order[i]!;
-        if (this.#states.get(id)?.updated === this.#stamps[i]) {
-          order.push(id);
-          stamps.push(this.#stamps[i]!);
-        }
+    this.#states.delete(request.transferId);
+    this.#states.set(request.transferId, {
+      status: request.status,
+      rank: request.rank,
+      final: request.final,
+    });
+    if (this.#states.size > this.#capacity) {
+      let oldest = this.#oldest.next();
+      if (oldest.done) {
+        this.#oldest = this.#states.keys();
+        oldest = this.#oldest.next();
       }
-      this.#order = order;
-      this.#stamps = stamps;
-      this.#head = 0;
-    } else if (this.#head > 1024 && this.#head * 2 > this.#order.length) {
-      this.#order = this.#order.slice(this.#head);
-      this.#stamps = this.#stamps.slice(this.#head);
-      this.#head = 0;
+      this.#states.delete(oldest.value as string);
     }
   }
 
