@@ -18,6 +18,7 @@ import {
 } from 'viem';
 import { entryPoint07Address, entryPoint08Address, getUserOperationHash } from 'viem/account-abstraction';
 import { route } from '../fixtures/wire.js';
+import { userOperationForViem } from '../src/testing/batch.js';
 import { batchFor, NOW, USER, validConstruct } from '../test/helpers/batches.js';
 import { fixed, interleaveSamples, median, pairedRatio, table } from './lib.js';
 import { sdk } from './sdk.js';
@@ -197,25 +198,7 @@ function naiveVerify({ route: r, construct, amount, options }: Case, wallet: Add
     chainId: bundle.chainId,
     entryPointAddress: bundle.entryPoint,
     entryPointVersion: version,
-    userOperation: {
-      sender: op.sender as Address,
-      nonce: big('nonce'),
-      callData: op.callData as Hex,
-      callGasLimit: big('callGasLimit'),
-      verificationGasLimit: big('verificationGasLimit'),
-      preVerificationGas: big('preVerificationGas'),
-      maxFeePerGas,
-      maxPriorityFeePerGas: big('maxPriorityFeePerGas'),
-      signature: '0x',
-      ...(op.paymaster
-        ? {
-            paymaster: op.paymaster as Address,
-            paymasterVerificationGasLimit: big('paymasterVerificationGasLimit'),
-            paymasterPostOpGasLimit: big('paymasterPostOpGasLimit'),
-            paymasterData: op.paymasterData ?? '0x',
-          }
-        : {}),
-    },
+    userOperation: userOperationForViem(op),
   } as Parameters<typeof getUserOperationHash>[0]);
   check(hash === bundle.userOpHash.toLowerCase(), 'user operation hash');
 }
