@@ -1,35 +1,43 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
-import ky from 'ky';
 import { z } from 'zod';
 import { BearerAuth } from './auth/bearer.js';
 import { basicAuthorization, fetchToken } from './auth/token-endpoint.js';
 import { TokenProvider } from './auth/token-provider.js';
 import { MemoryTokenStore, type TokenStore } from './auth/token-store.js';
+import type { ApiPromise } from './core/api-promise.js';
 import {
+  apiCall,
   byteCount,
   checkListener,
   durationMs,
+  fetchOptionsSchema,
+  headersSchema,
   maxRetries,
   parseArgs,
   parseOptions,
+  readArgs,
   requestOptionsSchema,
   withMethods,
 } from './core/args.js';
 import { DEFAULTS } from './core/defaults.js';
 import { CLIENT_EVENTS, type ClientEvents } from './core/events.js';
+import { attachLogger, LOG_LEVELS, type Logger, type LogLevel, logLevelFromEnv } from './core/logger.js';
 import type { RequestOptions } from './core/request-options.js';
+import { userAgent } from './core/version.js';
+import { ArgumentError } from './errors/client-errors.js';
 import { Bridge } from './flows/bridge.js';
 import type { RetryOptions } from './http/retry.js';
-import { Transport } from './http/transport.js';
+import { type TracerProviderLike, Tracing, type TracingOption } from './http/tracing.js';
+import { type FetchLike, Transport } from './http/transport.js';
 import { type Api, callEndpoint, ENDPOINTS } from './resources/endpoints.js';
+import { type ApiRequest, type ApiRequestInit, callAny } from './resources/request.js';
 import type { Me, Scope } from './schemas/auth.js';
+
+export type { FetchLike } from './http/transport.js';
 
 /** The path prefix of version 1 of the interface; the SDK appends it to `baseUrl`. */
 export const API_PREFIX = '/api/v1/s2s';
-
-/** Any fetch-compatible function: the global one, undici's, a proxy-aware one, or a test double. */
-export type FetchLike = (input: Request | URL | string, init?: RequestInit) => Promise<Response>;
 
 /** Options of `new PartnerClient(options)`; see each field for its default. */
 export interface PartnerClientOptions {
@@ -90,10 +98,59 @@ export interface PartnerClientOptions {
    */
   retry?: RetryOptions;
   /**
-   * The fetch to use: a test double, `createPartnerSimulator().fetch`, or one that goes through a proxy.
+   * The fetch to use: a test double, `createPartnerSimulator().fetch`, or undici's own fetch with a
+   * proxy `dispatcher` in `fetchOptions`. It is called with a URL string and an init object, never a
+   * `Request`, so a fetch from another package reads it; its answer only needs `Response`'s shape.
    * @default globalThis.fetch
+   * @example
+   * import { fetch, ProxyAgent } from 'undici';
+   * new PartnerClient({ ...credentials, fetch, fetchOptions: { dispatcher: new ProxyAgent(process.env.HTTPS_PROXY!) } });
    */
   fetch?: FetchLike;
+  /**
+   * Fields merged into every init handed to `fetch` (a `dispatcher`, say); a call's own
+   * `fetchOptions` go over them. The SDK's `method`, `headers`, `body`, `signal` and `redirect` win.
+   * @example
+   * new PartnerClient({ ...credentials, fetchOptions: { dispatcher: new Agent({ connections: 16 }) } });
+   */
+  fetchOptions?: Record<string, unknown>;
+  /**
+   * Headers sent with every request, token requests included; a call's `headers` go over them.
+   * `authorization`, `content-type`, `content-length` and `host` are the SDK's own and are refused.
+   * The `user-agent` defaults to `partner-s2s-sdk/<version> node/<version>`. The value of a header
+   * named like a credential (`x-api-key`, `proxy-authorization`, `cookie`, anything with `auth`,
+   * `token`, `secret` or `session`; 8 characters or more) is masked, like the secret, in whatever
+   * a server sends back.
+   * @example
+   * new PartnerClient({ ...credentials, defaultHeaders: { 'x-partner-env': 'staging' } });
+   */
+  defaultHeaders?: Record<string, string>;
+  /**
+   * Where log lines go: anything with `debug`, `info`, `warn` and `error`. A line never carries a
+   * header, body, token, signature or secret.
+   * @default console
+   * @example
+   * new PartnerClient({ ...credentials, logger: pino(), logLevel: 'info' });
+   */
+  logger?: Logger;
+  /**
+   * How much to log: `debug` is a line per attempt (method, path template, status, ms, attempt,
+   * request id) and per token fetch; `info` adds retries; `warn` a failed token request; `error` a
+   * refused credential.
+   * @default the `PARTNER_S2S_LOG` environment variable, else 'off'
+   * @example
+   * new PartnerClient({ ...credentials, logLevel: 'debug' });
+   */
+  logLevel?: LogLevel;
+  /**
+   * Construct a client where `window` and `document` exist. Off, that is an `ArgumentError`: a page
+   * hands its code, and with it the client secret, to every visitor. Turn it on only for code that
+   * never reaches a browser a user controls (a test runner in a DOM environment, say).
+   * @default false
+   * @example
+   * new PartnerClient({ ...credentials, dangerouslyAllowBrowser: true });
+   */
+  dangerouslyAllowBrowser?: boolean;
   /**
    * Where tokens are kept; share one between processes so they share a token.
    * @default a store in this process's memory
@@ -105,6 +162,20 @@ export interface PartnerClientOptions {
    * @default DEFAULTS.strict (false)
    */
   strict?: boolean;
+  /**
+   * OpenTelemetry spans, when `@opentelemetry/api` is installed and a tracer provider is registered
+   * with it: one per call, named by method and route template (`GET /bridge/transfers/{transferId}`),
+   * a CLIENT span per request sent with the HTTP semantic-convention attributes and the answer's
+   * `x-request-id`, and `bridge.execute` with `partner.token`, `partner.verify` and `partner.sign`
+   * under it. Never a header but the request id, a body, a token or the secret. `false` never loads
+   * the package; `{ tracerProvider }` sends this client's spans to a provider of its own instead of
+   * the global one. Spans nest across `await` only with a context manager registered
+   * (`AsyncLocalStorageContextManager`, which the Node SDK registers).
+   * @default true (on when a tracer provider is registered; nothing is loaded otherwise)
+   * @example new PartnerClient({ ...credentials, tracing: false })
+   * @example new PartnerClient({ ...credentials, tracing: { tracerProvider: provider } })
+   */
+  tracing?: TracingOption;
 }
 
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
@@ -157,6 +228,8 @@ function tokenStoreKey(baseUrl: string, clientId: string, scope: string | undefi
   return `partner-s2s:v2:${parts}:${fingerprint}`;
 }
 
+const logLevelSchema = z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` });
+
 const optionsSchema = z
   .strictObject({
     baseUrl: z.string({ error: 'must be a URL string' }),
@@ -188,11 +261,30 @@ const optionsSchema = z
     fetch: z
       .custom<FetchLike>((value) => typeof value === 'function', 'must be a fetch-compatible function')
       .optional(),
+    fetchOptions: fetchOptionsSchema.optional(),
+    defaultHeaders: headersSchema.optional(),
+    logger: withMethods<Logger>(
+      ['debug', 'info', 'warn', 'error'],
+      'must have debug, info, warn and error methods',
+    ).optional(),
+    logLevel: logLevelSchema.optional(),
+    dangerouslyAllowBrowser: z.boolean({ error: 'must be true or false' }).optional(),
     tokenStore: withMethods<TokenStore>(
       ['get', 'set', 'delete'],
       'must have get, set and delete methods',
     ).optional(),
     strict: z.boolean().optional(),
+    tracing: z
+      .union(
+        [
+          z.boolean(),
+          z.strictObject({
+            tracerProvider: withMethods<TracerProviderLike>(['getTracer'], 'must have a getTracer method'),
+          }),
+        ],
+        { error: 'must be true, false or { tracerProvider }' },
+      )
+      .optional(),
   })
   .superRefine((value, ctx) => {
     const problem = baseUrlProblem(value.baseUrl, value.allowInsecureHttp === true);
@@ -209,6 +301,57 @@ function secretForms(clientId: string, clientSecret: string): string[] {
     basic,
     basic.slice('Basic '.length),
   ];
+}
+
+/**
+ * Options `withOptions` can change: everything but what identifies the credential and its token
+ * cache (base URL, id, secret, scope, `clientAuth`, `tokenStore`) and the fetch that holds the
+ * connection pool.
+ */
+export type PartnerClientOverrides = Pick<
+  PartnerClientOptions,
+  | 'timeoutMs'
+  | 'maxRetries'
+  | 'maxResponseBytes'
+  | 'retry'
+  | 'defaultHeaders'
+  | 'fetchOptions'
+  | 'logger'
+  | 'logLevel'
+  | 'strict'
+  | 'tracing'
+>;
+
+const FIXED_BY_CREDENTIAL = [
+  'baseUrl',
+  'clientId',
+  'clientSecret',
+  'scope',
+  'clientAuth',
+  'tokenStore',
+  'fetch',
+  'allowInsecureHttp',
+  'dangerouslyAllowBrowser',
+] as const;
+
+/** What a client and the clients `withOptions` makes from it share: the credential and its tokens. */
+interface Shared {
+  baseUrl: string;
+  clientId: string;
+  fetch: FetchLike;
+  secrets: string[];
+  tokens: TokenProvider;
+  /** The token requests' transport: the settings of the client that made the token cache. */
+  tokenTransport: Transport;
+}
+
+/** Set only while `withOptions` constructs a client around an existing token cache. */
+let sharing: Shared | undefined;
+
+/** True where a page's scripts run: `window` and `document` both exist (not Deno, Bun or Node). */
+function inBrowser(): boolean {
+  const scope = globalThis as { window?: unknown; document?: unknown };
+  return typeof scope.window !== 'undefined' && typeof scope.document !== 'undefined';
 }
 
 /**
@@ -233,53 +376,135 @@ export class PartnerClient {
   readonly #auth: BearerAuth;
   readonly #api: Api;
   readonly #strict: boolean;
+  readonly #shared: Shared;
+  /**
+   * The options as checked, for `withOptions` to start from: a copy, so that changes the caller
+   * makes to its object afterwards reach no client.
+   */
+  readonly #options: z.output<typeof optionsSchema>;
 
   constructor(options: PartnerClientOptions) {
+    // Taken before reading the options: a getter among them that makes a client must not hand it
+    // this credential's token cache.
+    const shared = sharing;
+    sharing = undefined;
     const config = parseArgs(optionsSchema, options, 'PartnerClient options');
-    this.baseUrl = normalBaseUrl(config.baseUrl);
-    this.#clientId = config.clientId;
+    if (inBrowser() && config.dangerouslyAllowBrowser !== true) {
+      throw new ArgumentError({
+        where: 'PartnerClient options',
+        issues: [
+          {
+            path: 'dangerouslyAllowBrowser',
+            message:
+              'this looks like a browser (window and document exist): a page hands the client secret to everyone who loads it. Call the service from your backend; set dangerouslyAllowBrowser: true only where no user can read the code',
+          },
+        ],
+      });
+    }
+    this.#options = config;
     this.#strict = config.strict ?? DEFAULTS.strict;
-    const scope = config.scope && config.scope.length > 0 ? config.scope.join(' ') : undefined;
-    const http = ky.create({
-      prefix: `${this.baseUrl}${API_PREFIX}`,
-      retry: 0,
-      timeout: false,
-      throwHttpErrors: false,
-      // A redirect is answered as an error: following it would carry the bearer token, or on a 307
-      // to the token endpoint the client secret in the body, to wherever the Location points.
-      redirect: 'manual',
-      ...(config.fetch ? { fetch: config.fetch as typeof fetch } : {}),
-    });
-    const credentials = {
-      clientId: config.clientId,
-      clientSecret: config.clientSecret,
-      clientAuth: config.clientAuth ?? DEFAULTS.clientAuth,
-      scope,
-    } as const;
-    const transport = new Transport({
-      ky: http,
-      events: this.#events,
-      timeoutMs: config.timeoutMs ?? DEFAULTS.timeoutMs,
-      maxResponseBytes: config.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
-      retry: {
-        retries: config.maxRetries ?? DEFAULTS.maxRetries,
-        minDelayMs: config.retry?.minDelayMs ?? DEFAULTS.retry.minDelayMs,
-        maxDelayMs: config.retry?.maxDelayMs ?? DEFAULTS.retry.maxDelayMs,
-        maxRetryTimeMs: config.retry?.maxRetryTimeMs ?? DEFAULTS.retry.maxRetryTimeMs,
-        maxRetryAfterMs: config.retry?.maxRetryAfterMs ?? DEFAULTS.retry.maxRetryAfterMs,
-      },
-      secrets: secretForms(config.clientId, config.clientSecret),
-    });
-    const tokens = new TokenProvider({
-      fetchToken: (signal) => fetchToken(transport, credentials, signal),
-      store: config.tokenStore ?? new MemoryTokenStore(),
-      key: tokenStoreKey(this.baseUrl, config.clientId, scope, config.clientSecret),
-      emit: (event) => this.#events.emit('token', event),
-    });
+    const defaultHeaders: Record<string, string> = { 'user-agent': userAgent() };
+    for (const [name, value] of Object.entries(config.defaultHeaders ?? {}))
+      if (value !== null) defaultHeaders[name] = value;
+    const makeTransport = (shared: Pick<Shared, 'baseUrl' | 'fetch' | 'secrets'>, tracing: Tracing) =>
+      new Transport({
+        fetch: shared.fetch,
+        prefix: `${shared.baseUrl}${API_PREFIX}`,
+        defaultHeaders,
+        fetchOptions: config.fetchOptions,
+        events: this.#events,
+        timeoutMs: config.timeoutMs ?? DEFAULTS.timeoutMs,
+        maxResponseBytes: config.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
+        retry: {
+          retries: config.maxRetries ?? DEFAULTS.maxRetries,
+          minDelayMs: config.retry?.minDelayMs ?? DEFAULTS.retry.minDelayMs,
+          maxDelayMs: config.retry?.maxDelayMs ?? DEFAULTS.retry.maxDelayMs,
+          maxRetryTimeMs: config.retry?.maxRetryTimeMs ?? DEFAULTS.retry.maxRetryTimeMs,
+          maxRetryAfterMs: config.retry?.maxRetryAfterMs ?? DEFAULTS.retry.maxRetryAfterMs,
+        },
+        secrets: shared.secrets,
+        wrapHook: tracing.wrap,
+      });
+
+    let transport: Transport;
+    let tracing: Tracing;
+    if (shared) {
+      this.#shared = shared;
+      tracing = new Tracing(config.tracing ?? true, shared.baseUrl);
+      transport = makeTransport(shared, tracing);
+    } else {
+      const baseUrl = normalBaseUrl(config.baseUrl);
+      const scope = config.scope && config.scope.length > 0 ? config.scope.join(' ') : undefined;
+      const credentials = {
+        clientId: config.clientId,
+        clientSecret: config.clientSecret,
+        clientAuth: config.clientAuth ?? DEFAULTS.clientAuth,
+        scope,
+      } as const;
+      // Looked up at each call, not now: a test may replace the global fetch after the client is made.
+      const fetch: FetchLike = config.fetch ?? ((url, init) => globalThis.fetch(url, init));
+      const secrets = secretForms(config.clientId, config.clientSecret);
+      tracing = new Tracing(config.tracing ?? true, baseUrl);
+      transport = makeTransport({ baseUrl, fetch, secrets }, tracing);
+      const tokenTransport = transport;
+      const tokens = new TokenProvider({
+        fetchToken: (signal) => fetchToken(tokenTransport, credentials, signal),
+        store: config.tokenStore ?? new MemoryTokenStore(),
+        key: tokenStoreKey(baseUrl, config.clientId, scope, config.clientSecret),
+        emit: (event) => this.#events.emit('token', event),
+        span: tracing.span,
+      });
+      this.#shared = { baseUrl, clientId: config.clientId, fetch, secrets, tokens, tokenTransport };
+    }
+    this.baseUrl = this.#shared.baseUrl;
+    this.#clientId = this.#shared.clientId;
+    const level = config.logLevel ?? logLevelFromEnv().level ?? 'off';
+    attachLogger(this.#events, config.logger ?? console, level);
     // Auth wraps the transport: every data call goes out with a bearer token through it.
-    this.#auth = new BearerAuth(transport, tokens);
-    this.#api = { transport: this.#auth, strict: this.#strict };
+    this.#auth = new BearerAuth(transport, this.#shared.tokens);
+    this.#api = { transport: this.#auth, strict: this.#strict, span: tracing.span };
     this.bridge = new Bridge(this.#api);
+  }
+
+  /**
+   * A client with other settings for one job, sharing this one's credential, token cache (no
+   * second token request) and fetch (its connection pool). Its events are its own: listeners of
+   * this client do not hear its calls, and token events stay with the client that owns the cache.
+   *
+   * @example
+   * const patient = client.withOptions({ timeoutMs: 120_000, maxRetries: 5 });
+   * const tagged = client.withOptions({ defaultHeaders: { 'x-job-id': jobId } });
+   */
+  withOptions(overrides: PartnerClientOverrides): PartnerClient {
+    const where = 'PartnerClient.withOptions';
+    // Read once: a getter cannot pass the check below and then answer differently.
+    const given = readOnce(where, overrides);
+    const fixed = Object.keys(given).filter((key) =>
+      (FIXED_BY_CREDENTIAL as readonly string[]).includes(key),
+    );
+    if (fixed.length > 0) {
+      throw new ArgumentError({
+        where,
+        issues: fixed.map((key) => ({
+          path: key,
+          message: 'belongs to the credential and its token cache: construct a new PartnerClient instead',
+        })),
+      });
+    }
+    const merged = { ...this.#options, ...given } as PartnerClientOptions;
+    if (given.defaultHeaders && this.#options.defaultHeaders) {
+      // A `null` (the header left out) is checked again like any value.
+      merged.defaultHeaders = readOnce(where, {
+        ...this.#options.defaultHeaders,
+        ...given.defaultHeaders,
+      }) as Record<string, string>;
+    }
+    sharing = this.#shared;
+    try {
+      return new PartnerClient(merged);
+    } finally {
+      sharing = undefined;
+    }
   }
 
   /**
@@ -288,10 +513,66 @@ export class PartnerClient {
    * @example
    * const { scopes } = await client.me();
    */
-  async me(options?: RequestOptions): Promise<Me> {
-    options = parseOptions(requestOptionsSchema, options, 'me');
-    const { data } = await callEndpoint(this.#api, ENDPOINTS.me, {}, options);
-    return data;
+  me(options?: RequestOptions): ApiPromise<Me> {
+    return apiCall(
+      options,
+      'me',
+      async (checked) => (await callEndpoint(this.#api, ENDPOINTS.me, {}, checked)).data,
+    );
+  }
+
+  /**
+   * A request to any endpoint below `/api/v1/s2s`, with the same token, scope message on a 403,
+   * retries, timeouts, typed errors and `data` unwrapping as the SDK's own methods. `schema` (any
+   * zod schema) types and checks the answer's `data`; without it the answer is `unknown`. A path
+   * that would leave the prefix is an `ArgumentError` before any request. A GET is retried like
+   * every read; another method only after a 429 or a connection that never reached the service,
+   * unless `idempotent: true`.
+   *
+   * @example
+   * const Pool = z.object({ poolId: z.string(), apy: z.string() });
+   * const pools = await client.request({ method: 'GET', path: '/staking/pools', scopes: ['staking:read'], schema: z.array(Pool) });
+   * const { data, requestId } = await client.request({ path: '/users/{userId}', params: { userId } }).withResponse();
+   */
+  request<T = unknown>(request: ApiRequest<T>, options?: RequestOptions): ApiPromise<T> {
+    return apiCall(options, 'PartnerClient.request', (checked) =>
+      callAny(this.#api, request, checked, 'PartnerClient.request'),
+    );
+  }
+
+  /**
+   * `request` with `method: 'GET'`.
+   *
+   * @example
+   * const portfolio = await client.get('/users/{userId}/portfolio', { params: { userId }, schema: Portfolio });
+   */
+  get<T = unknown>(path: string, request?: ApiRequestInit<T>, options?: RequestOptions): ApiPromise<T> {
+    return apiCall(options, 'PartnerClient.get', (checked) =>
+      callAny(
+        this.#api,
+        { ...readInit('PartnerClient.get', request), method: 'GET', path },
+        checked,
+        'PartnerClient.get',
+      ),
+    );
+  }
+
+  /**
+   * `request` with `method: 'POST'`: retried only after a 429 or a connection that never reached
+   * the service, unless `idempotent: true`.
+   *
+   * @example
+   * const user = await client.post('/users', { body: { email }, scopes: ['users:write'], schema: User });
+   */
+  post<T = unknown>(path: string, request?: ApiRequestInit<T>, options?: RequestOptions): ApiPromise<T> {
+    return apiCall(options, 'PartnerClient.post', (checked) =>
+      callAny(
+        this.#api,
+        { ...readInit('PartnerClient.post', request), method: 'POST', path },
+        checked,
+        'PartnerClient.post',
+      ),
+    );
   }
 
   /**
@@ -342,4 +623,30 @@ export class PartnerClient {
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return `PartnerClient ${JSON.stringify(this.toJSON())}`;
   }
+}
+
+/** A plain copy of a caller's options object, read once; a throwing proxy is an `ArgumentError`. */
+function readOnce<T extends object>(where: string, value: T): T {
+  if (typeof value !== 'object' || value === null) {
+    throw new ArgumentError({ where, issues: [{ path: '', message: 'must be an object of options' }] });
+  }
+  return readArgs(where, () => ({ ...value }));
+}
+
+/** The init of `get`/`post` as a plain object (its `method` and `path` are the shorthand's). */
+function readInit<T>(where: string, init: ApiRequestInit<T> | undefined): ApiRequestInit<T> {
+  if (init === undefined) return {};
+  if (typeof init !== 'object' || init === null) {
+    throw new ArgumentError({ where, issues: [{ path: '', message: 'must be an object' }] });
+  }
+  const copy = readArgs(where, () => ({ ...init }));
+  for (const key of ['method', 'path'] as const) {
+    if (key in copy) {
+      throw new ArgumentError({
+        where,
+        issues: [{ path: key, message: 'is given by the shorthand: use client.request to choose it' }],
+      });
+    }
+  }
+  return copy;
 }

@@ -25,8 +25,15 @@ export {
   MemoryCallbackStore,
   type RecordedState,
 } from './callbacks/store.js';
-export { API_PREFIX, type FetchLike, PartnerClient, type PartnerClientOptions } from './client.js';
+export {
+  API_PREFIX,
+  type FetchLike,
+  PartnerClient,
+  type PartnerClientOptions,
+  type PartnerClientOverrides,
+} from './client.js';
 export { type AmountInput, fromRawAmount, toRawAmount } from './core/amounts.js';
+export { ApiPromise, type WithResponse } from './core/api-promise.js';
 export { DEFAULTS } from './core/defaults.js';
 export type {
   ClientEvents,
@@ -35,6 +42,7 @@ export type {
   RetryEvent,
   TokenEvent,
 } from './core/events.js';
+export type { Logger, LogLevel } from './core/logger.js';
 export { Page, PagePromise } from './core/pagination.js';
 export type { RequestOptions } from './core/request-options.js';
 export {
@@ -44,6 +52,7 @@ export {
   type CallbackTimeoutStage,
 } from './errors/callback-errors.js';
 export * from './errors/index.js';
+export type { ApiRequest, ApiRequestInit, QueryValue } from './resources/request.js';
 
 import type { Bridge as BridgeResource, Transfers as TransfersResource } from './flows/bridge.js';
 
@@ -69,8 +78,9 @@ export type {
   BridgeExecuteResult,
   ExecuteProgress,
 } from './flows/execute.js';
-export type { TransferSource, WaitOptions, WaitParams } from './flows/wait.js';
+export type { TransferSource, WaitOptions, WaitParams, WaitPhase, WaitPhaseTimeouts } from './flows/wait.js';
 export type { RetryOptions } from './http/retry.js';
+export type { TracerProviderLike, TracingOption } from './http/tracing.js';
 export {
   DEFAULT_DELEGATES,
   DEFAULT_ENTRY_POINTS,

@@ -226,6 +226,65 @@ describe('bodyTimeoutMs', () => {
     expect(response.status).toBe(408);
   });
 
+  it('nodeHandler gives up on a request closed mid-body at once, not at the deadline', async () => {
+    const router = createCallbackRouter({ authenticate: 'none', bodyTimeoutMs: 600_000 });
+    const seen: BridgeTransfer[] = [];
+    router.on('transfer', (t) => void seen.push(t));
+    const answered = deferred();
+    const url = new URL(
+      await serve((req, res) => {
+        const end = res.end.bind(res);
+        res.end = ((...args: Parameters<typeof end>) => {
+          answered.resolve();
+          return end(...args);
+        }) as typeof res.end;
+        router.nodeHandler(req, res);
+        // The connection dies before the rest of the body: its 'close' comes before any read.
+        req.destroy();
+      }),
+    );
+    const body = JSON.stringify(at('delivered'));
+    const { connect } = await import('node:net');
+    const socket = connect(Number(url.port), url.hostname, () => {
+      socket.write(
+        `POST ${url.pathname} HTTP/1.1\r\nhost: x\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 40)}`,
+      );
+    });
+    socket.on('error', () => {});
+    // Within the test's own timeout: held until bodyTimeoutMs, the handler would not answer yet.
+    await answered.promise;
+    socket.destroy();
+    expect(seen).toEqual([]);
+  });
+
+  it('nodeHandler reads a body that came with its headers, and one that came later, the same', async () => {
+    const router = createCallbackRouter({ authenticate: 'none' });
+    const seen: string[] = [];
+    router.on('transfer', (t) => void seen.push(t.transferId));
+    const url = new URL(await serve(router.nodeHandler));
+    const { connect } = await import('node:net');
+    const send = (id: string, split: boolean) =>
+      new Promise<string>((resolve, reject) => {
+        const body = JSON.stringify(at('delivered', id));
+        const head = `POST ${url.pathname} HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: ${body.length}\r\n\r\n`;
+        const socket = connect(Number(url.port), url.hostname, () => {
+          if (!split) socket.write(head + body);
+          else {
+            socket.write(head + body.slice(0, 10));
+            setTimeout(() => socket.write(body.slice(10)), 50);
+          }
+        });
+        let answer = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => void (answer += chunk));
+        socket.on('end', () => resolve(answer.slice(0, 12)));
+        socket.on('error', reject);
+      });
+    expect(await send('whole', false)).toBe('HTTP/1.1 200');
+    expect(await send('split', true)).toBe('HTTP/1.1 200');
+    expect(seen).toEqual(['whole', 'split']);
+  });
+
   it('checks the option', () => {
     expect(() => createCallbackRouter({ authenticate: 'none', bodyTimeoutMs: 0 })).toThrow(ArgumentError);
   });

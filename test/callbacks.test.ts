@@ -282,6 +282,26 @@ describe('callback router', () => {
     expect(store.size).toBe(100);
   });
 
+  it('forgets the least recently updated transfer first, however often another was updated', async () => {
+    const store = new MemoryCallbackStore(3);
+    const record = async (transferId: string, rank: number) => {
+      const request = { transferId, status: `s${rank}`, rank, final: false, ttlMs: 1000 };
+      const claim = await store.claim(request);
+      if (claim.outcome !== 'claimed') throw new Error(`${transferId} ${claim.outcome}`);
+      await store.commit(request, claim.token);
+    };
+    await record('a', 0);
+    await record('b', 0);
+    await record('c', 0);
+    for (let rank = 1; rank <= 1000; rank++) await record('a', rank);
+    await record('d', 0);
+    expect(await store.get('b')).toBeUndefined();
+    expect([await store.get('a'), await store.get('c'), await store.get('d')]).toEqual(['s1000', 's0', 's0']);
+    await record('e', 0);
+    expect(await store.get('c')).toBeUndefined();
+    expect(store.size).toBe(3);
+  });
+
   it('shares de-duplication between routers through an async store', async () => {
     const shared = new MemoryCallbackStore();
     const store: CallbackStore = {

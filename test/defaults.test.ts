@@ -11,9 +11,12 @@ describe('DEFAULTS', () => {
       clientAuth: 'body',
       allowInsecureHttp: false,
       strict: false,
+      wait: { phaseTimeoutsMs: { sourceConfirmation: 600_000, delivery: 600_000, refund: 21_600_000 } },
     });
     expect(Object.isFrozen(DEFAULTS)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.retry)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.wait)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.wait.phaseTimeoutsMs)).toBe(true);
     expect(() => {
       (DEFAULTS as { timeoutMs: number }).timeoutMs = 1;
     }).toThrow(TypeError);

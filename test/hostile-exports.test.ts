@@ -43,6 +43,7 @@ const INSTANCES: Record<string, () => unknown> = {
   MemoryCallbackStore: () => new main.MemoryCallbackStore(),
   MemoryTokenStore: () => new main.MemoryTokenStore(),
   PagePromise: () => client.bridge.transfers.list({ userId: sim.demo.userId }),
+  ApiPromise: () => client.bridge.routes(),
   Page: () => client.bridge.transfers.list({ userId: sim.demo.userId }),
   PartnerSimulator: () => sim,
 };

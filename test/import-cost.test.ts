@@ -1,44 +1,11 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { route } from '../fixtures/wire.js';
 import { NOW, USER, validConstruct } from './helpers/batches.js';
+import { packageImports } from './helpers/package-imports.js';
 
-/**
- * Imports a module in a fresh Node process with a resolve hook that records every bare package
- * specifier, so the test sees what an import really pulls in.
- */
+/** The packages an import really pulls in, each once. */
 function packagesLoadedBy(script: string): string[] {
-  // Hooks run on their own thread on newer Node lines, where stderr may not be flushed before the
-  // process exits: every specifier is appended to a file, synchronously, instead.
-  const log = join(mkdtempSync(join(tmpdir(), 'import-cost-')), 'packages.log');
-  const hook = `
-    import { appendFileSync } from 'node:fs';
-    export async function resolve(specifier, context, next) {
-      if (!specifier.startsWith('.') && !specifier.startsWith('/') && !specifier.startsWith('node:') && !specifier.startsWith('file:') && !specifier.startsWith('data:')) {
-        appendFileSync(${JSON.stringify(log)}, specifier + '\\n');
-      }
-      return next(specifier, context);
-    }`;
-  const register = `import { register } from 'node:module'; register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}));`;
-  const result = spawnSync(
-    process.execPath,
-    [
-      '--import',
-      `data:text/javascript,${encodeURIComponent(register)}`,
-      '--import',
-      'tsx',
-      '--input-type=module',
-      '-e',
-      script,
-    ],
-    { encoding: 'utf8', cwd: process.cwd() },
-  );
-  expect(result.status, result.stderr).toBe(0);
-  const lines = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : [];
-  return [...new Set(lines)];
+  return [...new Set(packageImports(script).map(({ specifier }) => specifier))];
 }
 
 describe('import cost', () => {

@@ -53,6 +53,27 @@ describe('pagination', () => {
     expect(listCalls.every((c) => c.url.searchParams.get('status') === 'submitted')).toBe(true);
   });
 
+  it('reads its arguments when called: a later change to them is not sent', async () => {
+    const service = mockService({
+      routes: {
+        'GET /bridge/transfers': (request) =>
+          json({ data: [], pagination: { nextCursor: null }, q: request.url.search }),
+      },
+    });
+    const client = makeClient(service);
+    const params: { userId: string; limit?: number } = { userId: 'usr_a', limit: 5 };
+    const listed = client.bridge.transfers.list(params);
+    params.userId = 'usr_b';
+    params.limit = 7;
+    await listed;
+    const sent = service.calls.find((call) => call.path === '/bridge/transfers');
+    expect(sent?.url.searchParams.get('userId')).toBe('usr_a');
+    expect(sent?.url.searchParams.get('limit')).toBe('5');
+    // A bad argument still rejects the first use, never throws from the call.
+    const bad = client.bridge.transfers.list({ userId: '' });
+    await expect(bad).rejects.toBeInstanceOf(ArgumentError);
+  });
+
   it('awaits to the first page with its cursor', async () => {
     const service = pagedService(pages, (items, nextCursor) => ({ data: items, nextCursor }));
     const page = await makeClient(service).bridge.transfers.list({ userId: 'user-1' });

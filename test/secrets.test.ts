@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   AuthenticationError,
   ConnectionError,
@@ -11,7 +11,8 @@ import {
   envelopeError,
   json,
   type MockRequest,
-  makeClient,
+  type MockService,
+  makeClient as makeQuietClient,
   mockService,
   SECRET,
 } from './helpers/mock-fetch.js';
@@ -26,6 +27,30 @@ function leaks(text: string): boolean {
     text.includes(Buffer.from(SECRET).toString('base64'))
   );
 }
+
+/** Every line every client of this file logs, at the most detailed level. */
+const logged: string[] = [];
+const logger = {
+  debug: (line: string) => logged.push(line),
+  info: (line: string) => logged.push(line),
+  warn: (line: string) => logged.push(line),
+  error: (line: string) => logged.push(line),
+};
+const makeClient = (service: MockService, options: Parameters<typeof makeQuietClient>[1] = {}) =>
+  makeQuietClient(service, { logger, logLevel: 'debug', ...options });
+
+beforeEach(() => {
+  logged.length = 0;
+});
+
+// The logger sees every path of every test here: errors, retries, refused and failed tokens.
+afterEach(() => {
+  expect(logged.length).toBeGreaterThan(0);
+  for (const line of logged) {
+    expect(leaks(line), line).toBe(false);
+    expect(line).not.toMatch(/Bearer|Basic /);
+  }
+});
 
 const tokenOk = () =>
   json({ access_token: TOKEN, token_type: 'Bearer', expires_in: 3600, scope: 'bridge:read' });

@@ -460,3 +460,127 @@ describe('simulator: caller mistakes are ArgumentErrors that say what is wrong',
     ).rejects.toBeInstanceOf(ArgumentError);
   });
 });
+
+describe('paths the simulator does not serve', () => {
+  /** What a partner's HTTP client sees: status, the headers that matter, and the JSON body. */
+  async function seen(response: Response) {
+    return {
+      status: response.status,
+      challenge: response.headers.get('www-authenticate'),
+      allow: response.headers.get('allow'),
+      type: response.headers.get('content-type'),
+      body: (await response.json()) as Record<string, unknown>,
+    };
+  }
+  const envelope = (statusCode: number, error: string, code: string) => ({
+    statusCode,
+    error,
+    code,
+    message: expect.any(String),
+  });
+
+  /** The same checks on `sim.fetch` and over the simulator's HTTP server. */
+  async function answers(fetch: typeof globalThis.fetch, base: string, accessToken: string) {
+    const send = (method: string, path: string, token?: string) =>
+      fetch(`${base}${path}`, { method, headers: token ? { authorization: `Bearer ${token}` } : {} }).then(
+        seen,
+      );
+    const api = '/api/v1/s2s';
+    for (const path of ['/users', '/portfolio/usr_1/balances', '/bridge/routes/extra', '', '/']) {
+      // Without a token the service reveals nothing, not even whether the path exists.
+      expect(await send('GET', `${api}${path}`)).toEqual({
+        status: 401,
+        challenge: 'Bearer realm="partner"',
+        allow: null,
+        type: 'application/json',
+        body: envelope(401, 'Unauthorized', 'UNAUTHORIZED'),
+      });
+      const rejected = await send('GET', `${api}${path}`, 'at_not-a-token');
+      expect([rejected.status, rejected.challenge]).toEqual([
+        401,
+        expect.stringContaining('error="invalid_token"'),
+      ]);
+      expect(await send('GET', `${api}${path}`, accessToken)).toEqual({
+        status: 404,
+        challenge: null,
+        allow: null,
+        type: 'application/json',
+        body: envelope(404, 'Not Found', 'NOT_FOUND'),
+      });
+    }
+    // A known path and another method: 405 naming the methods it takes, after the token check.
+    for (const [method, path, allow] of [
+      ['POST', '/bridge/routes', 'GET'],
+      ['GET', '/bridge/quote', 'POST'],
+      ['DELETE', '/bridge/transfers/brt_1?userId=usr_1', 'GET'],
+      ['PUT', '/me', 'GET'],
+    ] as const) {
+      expect((await send(method, `${api}${path}`)).status).toBe(401);
+      expect(await send(method, `${api}${path}`, accessToken)).toEqual({
+        status: 405,
+        challenge: null,
+        allow,
+        type: 'application/json',
+        body: envelope(405, 'Method Not Allowed', 'METHOD_NOT_ALLOWED'),
+      });
+    }
+    // The token endpoint answers in the OAuth shape, whatever the mistake.
+    const token = await fetch(`${base}${api}/auth/token`);
+    expect(token.headers.get('cache-control')).toBe('no-store');
+    expect(await seen(token)).toMatchObject({
+      status: 405,
+      allow: 'POST',
+      body: { error: 'invalid_request', error_description: expect.any(String) },
+    });
+    // Outside the prefix nothing is the service's: a 404, token or not, and no challenge.
+    for (const path of ['/elsewhere', '/api/v1/s2sx/me', '/api/v2/s2s/me', '/api/v1']) {
+      for (const given of [undefined, accessToken])
+        expect(await send('GET', path, given)).toEqual({
+          status: 404,
+          challenge: null,
+          allow: null,
+          type: 'application/json',
+          body: envelope(404, 'Not Found', 'NOT_FOUND'),
+        });
+    }
+  }
+
+  it('answers as the service: 401 without a valid token, then 404, or 405 with Allow', async () => {
+    sim = createPartnerSimulator();
+    await answers(sim.fetch, 'http://simulator.localhost', await bearer(sim));
+  });
+
+  it('answers the same over its HTTP server', async () => {
+    sim = createPartnerSimulator();
+    const server = await sim.listen();
+    try {
+      await answers(globalThis.fetch, server.url, await bearer(sim));
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('names the method its admin API takes on a 405, as the partner API does', async () => {
+    sim = createPartnerSimulator();
+    const admin = `${sim.baseUrl}${sim.adminPath}`;
+    expect(await seen(await sim.fetch(`${admin}/callbacks`, { method: 'POST', body: '{}' }))).toMatchObject({
+      status: 405,
+      allow: 'GET',
+      body: envelope(405, 'Method Not Allowed', 'METHOD_NOT_ALLOWED'),
+    });
+    expect(await seen(await sim.fetch(`${admin}/fund`))).toMatchObject({ status: 405, allow: 'POST' });
+  });
+
+  it('answers an unknown path 404 even to a token without any scope the path could need', async () => {
+    sim = createPartnerSimulator();
+    const org = sim.createOrganisation({ scopes: ['rates:read'] });
+    const credential = sim.createCredential({ organisationId: org, scopes: ['rates:read'] });
+    const narrow = await bearer(sim, undefined, credential);
+    expect((await call(sim, 'GET', '/rates', narrow)).body).toMatchObject({
+      statusCode: 404,
+      code: 'NOT_FOUND',
+    });
+    expect((await call(sim, 'GET', '/bridge/routes', narrow)).response.status).toBe(403);
+    expect((await call(sim, 'POST', '/bridge/routes', narrow)).response.status).toBe(405);
+  });
+});

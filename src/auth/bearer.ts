@@ -95,7 +95,7 @@ export class BearerAuth implements RequestHook, DataTransport {
       }
       const sent: Exchange = {
         ...request,
-        headers: { authorization: `Bearer ${token.accessToken}`, ...request.headers },
+        headers: { ...request.headers, authorization: `Bearer ${token.accessToken}` },
       };
       return { token, sent, response: await send(sent, started) };
     };

@@ -2,6 +2,7 @@ import type { TokenEvent } from '../core/events.js';
 import { type PartnerError, withRetryAfter } from '../errors/base.js';
 import { AbortError } from '../errors/client-errors.js';
 import { InvalidClientError } from '../errors/oauth.js';
+import type { SpanRunner } from '../http/tracing.js';
 import { ACCESS_TOKEN_PATTERN, MAX_ACCESS_TOKEN_LENGTH } from '../schemas/auth.js';
 import type { StoredToken, TokenStore } from './token-store.js';
 
@@ -12,6 +13,8 @@ export interface TokenProviderDeps {
   key: string;
   emit: (event: TokenEvent) => void;
   now?: () => number;
+  /** Puts each token fetch in a `partner.token` span. */
+  span?: SpanRunner;
 }
 
 /** After this share of a token's life a background refresh starts. */
@@ -162,7 +165,12 @@ export class TokenProvider {
     this.#active--;
     if (call.probe && this.#stop?.probing) this.#stop.probing = false;
     call.probe = false;
-    if (this.#active === 0) this.#inflight?.controller.abort();
+    if (this.#active === 0 && this.#inflight) {
+      this.#inflight.controller.abort();
+      // Forgotten at once: a call that starts before the aborted fetch has unwound would join it
+      // and fail with an AbortError that nobody asked for.
+      this.#inflight = undefined;
+    }
   }
 
   /**
@@ -379,7 +387,12 @@ export class TokenProvider {
         if (this.#inflight?.seq === seq) this.#inflight = undefined;
       }
     };
-    const flight: Flight = { seq, controller, promise: run() };
+    // The span is the fetch's, under the call that started it; the calls that join it wait in theirs.
+    const flight: Flight = {
+      seq,
+      controller,
+      promise: this.#deps.span ? this.#deps.span('partner.token', run) : run(),
+    };
     // Callers may all have left (each bounds its own wait): the outcome must not go unhandled.
     flight.promise.catch(() => {});
     this.#inflight = flight;

@@ -42,7 +42,10 @@ export interface Delivery {
 /** The handler's answer, which each adapter writes its own way: a `Response` in all but name. */
 export interface Answer {
   status: number;
-  body: unknown;
+  /** The JSON body, serialized once: every answer but a parse error's is one of a few constants. */
+  body: string;
+  /** Its headers, shared by every answer with that status. */
+  headers: Readonly<Record<string, string>>;
 }
 
 /** What the handler needs of the router: its bounds, its check and its dispatch. */
@@ -68,15 +71,27 @@ const BODY_ERRORS: BodyErrors = {
   broken: (cause) => cause,
 };
 
-const methodNotAllowed: Answer = { status: 405, body: { error: 'method_not_allowed' } };
-const tooLarge: Answer = { status: 413, body: { error: 'payload_too_large' } };
-const requestTimeout: Answer = { status: 408, body: { error: 'request_timeout' } };
-const unreadable: Answer = { status: 400, body: { error: 'unreadable_body' } };
-const unauthenticated: Answer = { status: 401, body: { error: 'unauthenticated' } };
-const unavailable: Answer = { status: 503, body: { error: 'callback_timeout' } };
-const busy: Answer = { status: 503, body: { error: 'callback_busy' } };
+const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json' });
+const answer = (status: number, body: unknown): Answer => ({
+  status,
+  body: JSON.stringify(body),
+  headers: status === 405 ? Object.freeze({ ...JSON_HEADERS, allow: 'POST' }) : JSON_HEADERS,
+});
+
+const methodNotAllowed = answer(405, { error: 'method_not_allowed' });
+const tooLarge = answer(413, { error: 'payload_too_large' });
+const requestTimeout = answer(408, { error: 'request_timeout' });
+const unreadable = answer(400, { error: 'unreadable_body' });
+const unauthenticated = answer(401, { error: 'unauthenticated' });
+const unavailable = answer(503, { error: 'callback_timeout' });
+const busy = answer(503, { error: 'callback_busy' });
+const received: Record<DispatchOutcome['outcome'], Answer> = {
+  dispatched: answer(200, { received: true, outcome: 'dispatched' }),
+  ignored: answer(200, { received: true, outcome: 'ignored' }),
+  unknown: answer(200, { received: true, outcome: 'unknown' }),
+};
 /** What a node handler answers when the handler itself failed. */
-export const internalError: Answer = { status: 500, body: { error: 'internal_error' } };
+export const internalError = answer(500, { error: 'internal_error' });
 
 /**
  * The one callback endpoint: method, size, body time, `authenticate`, then dispatch. A delivery
@@ -116,11 +131,10 @@ export function createDeliveryHandler(context: HandlerContext): DeliveryHandler 
       }
     }
     try {
-      const outcome = await context.dispatch(body);
-      return { status: 200, body: { received: true, outcome: outcome.outcome } };
+      return received[(await context.dispatch(body)).outcome];
     } catch (error) {
       if (error instanceof CallbackParseError)
-        return { status: 400, body: { error: 'invalid_body', message: error.message } };
+        return answer(400, { error: 'invalid_body', message: error.message });
       // Already reported when it happened. Busy: another process holds the transfer, so later.
       if (error instanceof CallbackTimeoutError) return unavailable;
       if (error instanceof CallbackBusyError) return busy;
@@ -131,13 +145,6 @@ export function createDeliveryHandler(context: HandlerContext): DeliveryHandler 
       return internalError;
     }
   };
-}
-
-/** The answer's headers, the same from both adapters. */
-export function answerHeaders(status: number): Record<string, string> {
-  return status === 405
-    ? { 'content-type': 'application/json', allow: 'POST' }
-    : { 'content-type': 'application/json' };
 }
 
 /**
@@ -154,11 +161,8 @@ export function webHandler(
 ): (request: Request) => Promise<Response> {
   return async (request) => {
     const delivery = readArgs('CallbackRouter.fetchHandler', () => webDelivery(request, withHeaders));
-    const answer = await handle(delivery);
-    return new Response(JSON.stringify(answer.body), {
-      status: answer.status,
-      headers: answerHeaders(answer.status),
-    });
+    const { status, body, headers } = await handle(delivery);
+    return new Response(body, { status, headers });
   };
 }
 

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { readArgs } from '../core/args.js';
 import { type BodyErrors, type BodyLimits, decodeText, readNodeBytes } from '../http/body.js';
-import { type Answer, answerHeaders, type Delivery, type DeliveryHandler, internalError } from './handler.js';
+import { type Answer, type Delivery, type DeliveryHandler, internalError } from './handler.js';
 
 /** A node:http request, with the body Express's `raw()`, `text()` or `json()` may have read already. */
 export type NodeRequest = IncomingMessage & { body?: unknown };
@@ -34,13 +34,13 @@ export function nodeListener(
   };
 }
 
-function write(req: NodeRequest, res: ServerResponse, { status, body }: Answer): void {
+function write(req: NodeRequest, res: ServerResponse, { status, body, headers }: Answer): void {
   if (res.headersSent) return;
   // The rest of an oversized or stalled body is not read: close rather than leave it half consumed.
   const cut = (status === 413 || status === 408) && !req.readableEnded;
   if (cut) res.once('finish', () => req.destroy());
-  res.writeHead(status, cut ? { ...answerHeaders(status), connection: 'close' } : answerHeaders(status));
-  res.end(JSON.stringify(body));
+  res.writeHead(status, cut ? { ...headers, connection: 'close' } : headers);
+  res.end(body);
 }
 
 /** A header's value as `Headers` would hold it: repeated values joined, anything else absent. */
@@ -58,17 +58,39 @@ function toHeaders(raw: IncomingHttpHeaders): Headers {
   return headers;
 }
 
+/**
+ * The declared content-length. Node builds `req.headers` from `rawHeaders` on first read, so
+ * without an `authenticate` hook the length is looked up in `rawHeaders` and the object is never
+ * built; a request without `rawHeaders` (a test double) is read through `headers`.
+ */
+function declaredLength(req: NodeRequest): number {
+  const raw = req.rawHeaders;
+  if (!Array.isArray(raw)) return Number(headerValue(req.headers['content-length']) ?? Number.NaN);
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 14 && name.toLowerCase() === 'content-length') return Number(raw[i + 1]);
+  }
+  return Number.NaN;
+}
+
 function nodeDelivery(req: NodeRequest, withHeaders: boolean): Delivery {
   const method = req.method ?? 'GET';
   const url = req.url ?? '/';
-  const raw = req.headers;
-  const headers = withHeaders ? toHeaders(raw) : undefined;
-  const remoteAddress = req.socket?.remoteAddress;
+  // Read up front only for an `authenticate` hook, the one reader of the headers and the peer.
+  const headers = withHeaders ? toHeaders(req.headers) : undefined;
+  const remoteAddress = withHeaders ? req.socket?.remoteAddress : undefined;
   return {
     method,
-    declaredBytes: Number(headerValue(raw['content-length']) ?? Number.NaN),
+    declaredBytes: headers ? Number(headers.get('content-length') ?? Number.NaN) : declaredLength(req),
     read: (limits, errors) => readNodeText(req, limits, errors),
-    describe: (body) => ({ method, url, headers: headers ?? toHeaders(raw), body, remoteAddress, raw: req }),
+    describe: (body) => ({
+      method,
+      url,
+      headers: headers ?? toHeaders(req.headers),
+      body,
+      remoteAddress,
+      raw: req,
+    }),
   };
 }
 
@@ -95,6 +117,21 @@ async function readNodeText(
           ? decodeText(given)
           : JSON.stringify(given);
     return encoder.encode(text).byteLength > limits.maxBytes ? undefined : text;
+  }
+  // node:http calls the handler at the end of the headers and parses the rest of what arrived
+  // after it: by the end of this turn of the event loop, a body that came with its headers is
+  // whole in the request's buffer. Taken from there it needs neither listeners nor a timer; a
+  // body still on its way is read from the stream, within the bounds.
+  if (req.complete === false) {
+    await new Promise((resolve) => setImmediate(resolve));
+    // Closed meanwhile: its 'close' is gone, so the stream read below would wait for the deadline.
+    if (req.destroyed && !req.complete)
+      throw errors.broken(new Error('the request closed before its body ended'));
+  }
+  if (req.complete === true && req.readableFlowing === null && req.readableEncoding === null) {
+    if (req.readableLength > limits.maxBytes) return undefined;
+    const whole: Uint8Array | null = req.read();
+    return whole === null ? '' : decodeText(whole);
   }
   const bytes = await readNodeBytes(req, limits, errors);
   return bytes === undefined ? undefined : decodeText(bytes);

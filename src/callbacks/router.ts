@@ -17,7 +17,13 @@ import {
   type ParsedCallback,
   parseBridgeCallback,
 } from './parse.js';
-import { type CallbackStore, type ClaimRequest, MemoryCallbackStore } from './store.js';
+import {
+  type CallbackStore,
+  type ClaimRequest,
+  type ClaimResult,
+  DEFAULT_CAPACITY,
+  MemoryClaims,
+} from './store.js';
 
 export type { CallbackRequest } from './handler.js';
 
@@ -182,6 +188,21 @@ interface Subscription {
 }
 
 const NONE: readonly Subscription[] = [];
+const RESOLVED = Promise.resolve();
+
+/** One event to emit, with its listeners' arguments. */
+interface Emission {
+  event: keyof CallbackRouterEvents;
+  args: readonly unknown[];
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
 
 /**
  * Routes bridge callbacks to typed listeners, once each and never backwards for one transfer.
@@ -194,7 +215,9 @@ const NONE: readonly Subscription[] = [];
  * http.createServer(router.nodeHandler).listen(8080);
  */
 export class CallbackRouter {
-  readonly #store: CallbackStore;
+  /** The partner's store, called within `listenerTimeoutMs`; or else the router's own, in memory. */
+  readonly #store: CallbackStore | undefined;
+  readonly #memory: MemoryClaims | undefined;
   readonly #authenticate: Exclude<CallbackRouterOptions['authenticate'], 'none'> | undefined;
   readonly #maxBodyBytes: number;
   readonly #strict: boolean;
@@ -212,7 +235,8 @@ export class CallbackRouter {
 
   constructor(options: CallbackRouterOptions) {
     const checked = parseArgs(routerOptionsSchema, options ?? {}, 'createCallbackRouter');
-    this.#store = checked.store ?? new MemoryCallbackStore();
+    this.#store = checked.store;
+    this.#memory = checked.store ? undefined : new MemoryClaims(DEFAULT_CAPACITY);
     this.#authenticate = checked.authenticate === 'none' ? undefined : checked.authenticate;
     this.#maxBodyBytes = checked.maxBodyBytes ?? MIB;
     this.#strict = checked.strict ?? false;
@@ -308,16 +332,16 @@ export class CallbackRouter {
   async dispatch(body: unknown): Promise<DispatchOutcome> {
     const parsed: ParsedCallback = parseBridgeCallback(body, { strict: this.#strict });
     if (parsed.kind === 'unknown') {
-      await this.#bounded('listeners', undefined, 'unknown', (run) =>
-        this.#emitSafely(run, 'unknown', undefined, parsed.body),
-      );
+      const emitting = this.#emit(undefined, 'unknown', undefined, [
+        { event: 'unknown', args: [parsed.body] },
+      ]);
+      if (emitting) await emitting;
       return { outcome: 'unknown', body: parsed.body };
     }
     const { transfer } = parsed;
     if (parsed.kind === 'unexpected_state') return this.#ignore('unexpected_state', transfer, undefined);
     const kind = parsed.kind;
     const id = transfer.transferId;
-    const previous = this.#queues.get(id) ?? Promise.resolve();
     const request: ClaimRequest = {
       transferId: id,
       status: transfer.status,
@@ -325,8 +349,11 @@ export class CallbackRouter {
       final: FINAL_STATES.has(transfer.status),
       ttlMs: this.#claimTtlMs,
     };
-    const run = previous.then(async (): Promise<DispatchOutcome> => {
-      const claim = await this.#bounded('store', id, kind, () => this.#store.claim(request));
+    // Each step is awaited only when it returned a promise: the router's own store and listeners
+    // that return at once take no turn of the event loop, and no timer.
+    const deliver = async (): Promise<DispatchOutcome> => {
+      const claiming = this.#claimState(request, kind);
+      const claim = claiming instanceof Promise ? await claiming : claiming;
       if (claim.outcome === 'duplicate' || claim.outcome === 'stale') {
         return this.#ignore(claim.outcome, transfer, claim.previous);
       }
@@ -339,14 +366,17 @@ export class CallbackRouter {
       // Listeners first, then the record: a state is recorded only once every listener for it
       // succeeded, so a failed or hung delivery is dispatched again when the service retries.
       const failures: unknown[] = [];
-      try {
-        await this.#bounded('listeners', id, kind, async (live) => {
-          await this.#emitSafely(live, kind, failures, transfer);
-          await this.#emitSafely(live, 'transfer', failures, transfer, kind);
-        });
-      } catch (error) {
-        await this.#releaseQuietly(request, token);
-        throw error;
+      const emitting = this.#emit(id, kind, failures, [
+        { event: kind, args: [transfer] },
+        { event: 'transfer', args: [transfer, kind] },
+      ]);
+      if (emitting) {
+        try {
+          await emitting;
+        } catch (error) {
+          await this.#releaseQuietly(request, token);
+          throw error;
+        }
       }
       if (failures.length > 0 && !this.#acknowledgeListenerErrors) {
         await this.#releaseQuietly(request, token);
@@ -354,16 +384,26 @@ export class CallbackRouter {
         this.#reportError(failed);
         throw failed;
       }
-      await this.#bounded('store', id, kind, () => this.#store.commit(request, token));
+      if (this.#memory) this.#memory.commit(request, token);
+      else await this.#bounded('store', id, kind, () => this.#store!.commit(request, token));
       return { outcome: 'dispatched', kind, transfer };
-    });
+    };
+    // Always a turn later, even with nothing under way for the transfer: `dispatch` returns before
+    // any listener runs, and a listener that dispatches the same transfer again queues behind it.
+    const run = (this.#queues.get(id) ?? RESOLVED).then(deliver);
     // A timed-out step rejects `run` on time, so the transfer's next delivery does not wait on it.
-    const settled = run.catch(() => undefined);
-    this.#queues.set(id, settled);
-    void settled.then(() => {
+    const forget = () => {
       if (this.#queues.get(id) === settled) this.#queues.delete(id);
-    });
+    };
+    const settled: Promise<void> = run.then(forget, forget);
+    this.#queues.set(id, settled);
     return run;
+  }
+
+  /** Claims a state: at once in the router's own store, else in the partner's within the bound. */
+  #claimState(request: ClaimRequest, kind: string): ClaimResult | Promise<ClaimResult> {
+    if (this.#memory) return this.#memory.claim(request);
+    return this.#bounded('store', request.transferId, kind, () => this.#store!.claim(request));
   }
 
   /**
@@ -371,8 +411,9 @@ export class CallbackRouter {
    * fails is reported; the claim then expires on its own, so nothing is lost either way.
    */
   async #releaseQuietly(request: ClaimRequest, token: string): Promise<void> {
+    if (this.#memory) return this.#memory.release(request, token);
     try {
-      await this.#bounded('store', request.transferId, undefined, () => this.#store.release(request, token));
+      await this.#bounded('store', request.transferId, undefined, () => this.#store!.release(request, token));
     } catch (error) {
       if (!(error instanceof CallbackTimeoutError)) this.#reportError(error);
     }
@@ -383,10 +424,80 @@ export class CallbackRouter {
     transfer: BridgeTransfer,
     previous: string | undefined,
   ): Promise<DispatchOutcome> {
-    await this.#bounded('listeners', transfer.transferId, 'ignored', (run) =>
-      this.#emitSafely(run, 'ignored', undefined, { reason, transfer, previous }),
-    );
+    const emitting = this.#emit(transfer.transferId, 'ignored', undefined, [
+      { event: 'ignored', args: [{ reason, transfer, previous }] },
+    ]);
+    if (emitting) await emitting;
     return { outcome: 'ignored', reason, transfer };
+  }
+
+  /**
+   * Calls the listeners of each emission in turn; one that fails is reported (and collected into
+   * `failures`, when given) and does not stop the rest. Listeners that return at once are called
+   * with no timer: nothing could interrupt them anyway. From the first that returns a promise, the
+   * rest of the step runs within what is left of `listenerTimeoutMs`; `undefined` when there was
+   * nothing to wait for.
+   */
+  #emit(
+    transferId: string | undefined,
+    kind: string,
+    failures: unknown[] | undefined,
+    emissions: readonly Emission[],
+  ): Promise<void> | undefined {
+    const started = performance.now();
+    for (let e = 0; e < emissions.length; e++) {
+      const { event, args } = emissions[e]!;
+      const list = this.#subscriptions.get(event) ?? NONE;
+      for (let i = 0; i < list.length; i++) {
+        const pending = this.#call(event, list[i]!, args, failures);
+        if (pending === undefined) continue;
+        const left = this.#timeoutMs - (performance.now() - started);
+        return this.#bounded(
+          'listeners',
+          transferId,
+          kind,
+          async (run) => {
+            await this.#settle(run, pending, failures);
+            await this.#emitSafely(run, event, list, i + 1, args, failures);
+            for (const later of emissions.slice(e + 1)) {
+              const laterList = this.#subscriptions.get(later.event) ?? NONE;
+              await this.#emitSafely(run, later.event, laterList, 0, later.args, failures);
+            }
+          },
+          left,
+        );
+      }
+    }
+    return undefined;
+  }
+
+  /** Calls one listener; its promise when it returned one, reporting a synchronous failure. */
+  #call(
+    event: keyof CallbackRouterEvents,
+    subscription: Subscription,
+    args: readonly unknown[],
+    failures: unknown[] | undefined,
+  ): PromiseLike<unknown> | undefined {
+    if (!this.#claim(event, subscription)) return undefined;
+    try {
+      const result = (subscription.listener as (...a: unknown[]) => unknown)(...args);
+      return isThenable(result) ? result : undefined;
+    } catch (error) {
+      this.#reportError(error);
+      failures?.push(error);
+      return undefined;
+    }
+  }
+
+  /** Waits for one listener's promise; a rejection is reported unless the step timed out first. */
+  async #settle(run: Run, pending: PromiseLike<unknown>, failures: unknown[] | undefined): Promise<void> {
+    try {
+      await pending;
+    } catch (error) {
+      if (!run.live) return;
+      this.#reportError(error);
+      failures?.push(error);
+    }
   }
 
   /**
@@ -399,6 +510,7 @@ export class CallbackRouter {
     transferId: string | undefined,
     kind: string | undefined,
     work: (run: Run) => T | Promise<T>,
+    ms = this.#timeoutMs,
   ): Promise<T> {
     const run: Run = { live: true };
     return new Promise<T>((resolve, reject) => {
@@ -407,7 +519,7 @@ export class CallbackRouter {
         const error = new CallbackTimeoutError({ stage, timeoutMs: this.#timeoutMs, transferId, kind });
         this.#reportError(error);
         reject(error);
-      }, this.#timeoutMs);
+      }, ms);
       Promise.resolve()
         .then(() => work(run))
         .then(
@@ -423,26 +535,19 @@ export class CallbackRouter {
     });
   }
 
-  /**
-   * Calls every listener, awaiting async ones; one that fails is reported (and collected into
-   * `failures`, when given) and does not stop the rest.
-   */
-  async #emitSafely<E extends keyof CallbackRouterEvents>(
+  /** `#emit`'s async rest: the listeners of `list` from `from` on, each awaited in turn. */
+  async #emitSafely(
     run: Run,
-    event: E,
+    event: keyof CallbackRouterEvents,
+    list: readonly Subscription[],
+    from: number,
+    args: readonly unknown[],
     failures: unknown[] | undefined,
-    ...args: Parameters<CallbackRouterEvents[E]>
   ): Promise<void> {
-    for (const subscription of this.#subscriptions.get(event) ?? NONE) {
+    for (let i = from; i < list.length; i++) {
       if (!run.live) return;
-      if (!this.#claim(event, subscription)) continue;
-      try {
-        await (subscription.listener as (...a: unknown[]) => unknown)(...args);
-      } catch (error) {
-        if (!run.live) return;
-        this.#reportError(error);
-        failures?.push(error);
-      }
+      const pending = this.#call(event, list[i]!, args, failures);
+      if (pending !== undefined) await this.#settle(run, pending, failures);
     }
   }
 

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { durationMs, nonEmptyString, parseArgs } from '../core/args.js';
 
@@ -67,6 +66,8 @@ const claimRequestSchema = z.looseObject({
   final: z.boolean({ error: 'must be true or false' }),
   ttlMs: durationMs,
 });
+/** Built once: `pick` builds a new schema, which zod compiles again on its first parse. */
+const comparedSchema = claimRequestSchema.pick({ status: true, rank: true });
 const tokenSchema = nonEmptyString;
 const recordedSchema = z.looseObject({ status: z.string(), rank: z.number(), final: z.boolean() }).optional();
 
@@ -98,7 +99,15 @@ export function compareClaim(
   request: Pick<ClaimRequest, 'status' | 'rank'>,
 ): 'new' | 'duplicate' | 'stale' {
   parseArgs(recordedSchema, recorded, 'compareClaim');
-  parseArgs(claimRequestSchema.pick({ status: true, rank: true }), request, 'compareClaim');
+  parseArgs(comparedSchema, request, 'compareClaim');
+  return decide(recorded, request);
+}
+
+/** `compareClaim` on values already checked (the memory store's own records and requests). */
+function decide(
+  recorded: RecordedState | undefined,
+  request: Pick<ClaimRequest, 'status' | 'rank'>,
+): 'new' | 'duplicate' | 'stale' {
   if (recorded === undefined) return 'new';
   if (recorded.status === request.status) return 'duplicate';
   if (recorded.final || request.rank < recorded.rank) return 'stale';
@@ -110,38 +119,51 @@ interface Held {
   expiresAt: number;
 }
 
+/** Transfers the default store remembers. */
+export const DEFAULT_CAPACITY = 50_000;
+
 /**
- * The default store: this process's memory, holding the most recently seen transfers only. It
- * keeps the same claim contract as a shared store, so a router behaves the same on either.
+ * The memory store's workings, synchronous and on requests already checked. The router's default
+ * store is one of these: its claim requests come from a validated transfer and its own checked
+ * options, and it settles at once, so the router calls it without a promise, a timer or a check.
  *
+ * @internal
  * @example
- * const router = createCallbackRouter({ authenticate, store: new MemoryCallbackStore(200_000) });
+ * const store = new MemoryClaims(50_000);
+ * const claim = store.claim(request); // { outcome: 'claimed', token, previous }
  */
-export class MemoryCallbackStore implements CallbackStore {
+export class MemoryClaims {
   readonly #states = new Map<string, RecordedState>();
   readonly #claims = new Map<string, Held>();
   readonly #capacity: number;
+  /**
+   * One iterator over the records, kept from one eviction to the next: an update moves its record
+   * to the end, so the iterator meets the least recently updated first. A fresh `keys()` per
+   * eviction would walk every hole deleted from the front of the Map (V8 keeps them until it
+   * rehashes), which cost tens of µs per callback once the store was full.
+   */
+  #oldest: Iterator<string>;
+  #claimsMade = 0;
 
-  /** @param capacity transfers remembered; the least recently updated is forgotten first. */
-  constructor(capacity = 50_000) {
+  constructor(capacity: number) {
     this.#capacity = capacity;
+    this.#oldest = this.#states.keys();
   }
 
-  async claim(input: ClaimRequest): Promise<ClaimResult> {
-    const request = checkClaimRequest(input, 'MemoryCallbackStore.claim');
+  claim(request: ClaimRequest): ClaimResult {
     const recorded = this.#states.get(request.transferId);
-    const verdict = compareClaim(recorded, request);
+    const verdict = decide(recorded, request);
     if (verdict !== 'new') return { outcome: verdict, previous: (recorded as RecordedState).status };
     const held = this.#claims.get(request.transferId);
-    if (held && held.expiresAt > Date.now()) return { outcome: 'busy' };
-    const token = randomUUID();
-    this.#claims.set(request.transferId, { token, expiresAt: Date.now() + request.ttlMs });
+    const now = Date.now();
+    if (held && held.expiresAt > now) return { outcome: 'busy' };
+    // Unique within this store is all a token needs here: it never leaves the process.
+    const token = `${++this.#claimsMade}`;
+    this.#claims.set(request.transferId, { token, expiresAt: now + request.ttlMs });
     return { outcome: 'claimed', token, previous: recorded?.status };
   }
 
-  async commit(input: ClaimRequest, token: string): Promise<void> {
-    const request = checkClaimRequest(input, 'MemoryCallbackStore.commit');
-    checkClaimToken(token, 'MemoryCallbackStore.commit');
+  commit(request: ClaimRequest, token: string): void {
     // A claim that expired and was taken by another caller is theirs now: record nothing over it.
     if (this.#claims.get(request.transferId)?.token !== token) return;
     this.#claims.delete(request.transferId);
@@ -151,21 +173,66 @@ export class MemoryCallbackStore implements CallbackStore {
       rank: request.rank,
       final: request.final,
     });
-    if (this.#states.size > this.#capacity) this.#states.delete(this.#states.keys().next().value as string);
+    if (this.#states.size > this.#capacity) {
+      let oldest = this.#oldest.next();
+      if (oldest.done) {
+        this.#oldest = this.#states.keys();
+        oldest = this.#oldest.next();
+      }
+      this.#states.delete(oldest.value as string);
+    }
   }
 
-  async release(input: ClaimRequest, token: string): Promise<void> {
-    const request = checkClaimRequest(input, 'MemoryCallbackStore.release');
-    checkClaimToken(token, 'MemoryCallbackStore.release');
+  release(request: ClaimRequest, token: string): void {
     if (this.#claims.get(request.transferId)?.token === token) this.#claims.delete(request.transferId);
   }
 
-  /** The state recorded for a transfer, if any. */
-  async get(transferId: string): Promise<string | undefined> {
+  get(transferId: string): string | undefined {
     return this.#states.get(transferId)?.status;
   }
 
   get size(): number {
     return this.#states.size;
+  }
+}
+
+/**
+ * The default store: this process's memory, holding the most recently seen transfers only. It
+ * keeps the same claim contract as a shared store, so a router behaves the same on either.
+ *
+ * @example
+ * const router = createCallbackRouter({ authenticate, store: new MemoryCallbackStore(200_000) });
+ */
+export class MemoryCallbackStore implements CallbackStore {
+  readonly #claims: MemoryClaims;
+
+  /** @param capacity transfers remembered; the least recently updated is forgotten first. */
+  constructor(capacity = DEFAULT_CAPACITY) {
+    this.#claims = new MemoryClaims(capacity);
+  }
+
+  async claim(input: ClaimRequest): Promise<ClaimResult> {
+    return this.#claims.claim(checkClaimRequest(input, 'MemoryCallbackStore.claim'));
+  }
+
+  async commit(input: ClaimRequest, token: string): Promise<void> {
+    const request = checkClaimRequest(input, 'MemoryCallbackStore.commit');
+    checkClaimToken(token, 'MemoryCallbackStore.commit');
+    return this.#claims.commit(request, token);
+  }
+
+  async release(input: ClaimRequest, token: string): Promise<void> {
+    const request = checkClaimRequest(input, 'MemoryCallbackStore.release');
+    checkClaimToken(token, 'MemoryCallbackStore.release');
+    return this.#claims.release(request, token);
+  }
+
+  /** The state recorded for a transfer, if any. */
+  async get(transferId: string): Promise<string | undefined> {
+    return this.#claims.get(transferId);
+  }
+
+  get size(): number {
+    return this.#claims.size;
   }
 }

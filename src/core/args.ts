@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { isPartnerError } from '../errors/base.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import { toIssues } from '../schemas/issues.js';
+import { ApiPromise, sinkOf, withSink } from './api-promise.js';
+import type { RequestOptions } from './request-options.js';
 
 /**
  * Runs code that reads caller-supplied values. A getter or proxy that throws would otherwise escape
@@ -64,14 +66,79 @@ export const maxRetries = z.lazy(() =>
   z.int({ error: 'must be an integer' }).min(0, 'must not be negative').max(10, 'must be at most 10'),
 );
 
-// ky hands the signal to `AbortSignal.any`, which takes only real AbortSignals.
-const abortSignal = z.custom<AbortSignal>((value) => value instanceof AbortSignal, 'must be an AbortSignal');
+// A signal from another realm or library may not fire `abort` the way the SDK listens for it, and
+// an object that only inherits from AbortSignal throws a TypeError at its first read.
+const abortSignal = z.custom<AbortSignal>((value) => {
+  if (!(value instanceof AbortSignal)) return false;
+  try {
+    return typeof value.aborted === 'boolean';
+  } catch {
+    return false;
+  }
+}, 'must be an AbortSignal');
+
+/** Headers only the SDK sets: a caller's value would replace the bearer token or break the body. */
+const RESERVED_HEADERS = new Set(['authorization', 'content-type', 'content-length', 'host']);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * Extra headers, names lowercased. A value of `null` (or `undefined`) takes out a default header.
+ * CR, LF and NUL are refused (they would split the header), and so is a character above U+00FF,
+ * which fetch cannot send. The values are never shown in an error.
+ */
+export const headersSchema = z
+  .record(z.string(), z.union([z.string(), z.null(), z.undefined()]), {
+    error: 'must be an object of header values',
+  })
+  .superRefine((headers, ctx) => {
+    for (const [name, value] of Object.entries(headers)) {
+      if (!HEADER_NAME.test(name))
+        ctx.addIssue({ code: 'custom', path: [name], message: 'is not a valid header name' });
+      else if (RESERVED_HEADERS.has(name.toLowerCase()))
+        ctx.addIssue({ code: 'custom', path: [name], message: 'is set by the SDK and cannot be overridden' });
+      if (typeof value === 'string' && /[\r\n\0]/.test(value))
+        ctx.addIssue({ code: 'custom', path: [name], message: 'must not contain CR, LF or NUL' });
+      // fetch throws on such a value at every attempt: a ConnectionError after all the retries.
+      else if (typeof value === 'string' && /[\u0100-\uffff]/.test(value))
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'must be Latin-1 (no character above U+00FF): percent-encode other text',
+        });
+    }
+  })
+  .transform((headers) => {
+    const out: Record<string, string | null> = {};
+    for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = value ?? null;
+    return out;
+  });
+
+/**
+ * Fields of a fetch init the caller may add to (a `dispatcher`, `keepalive`, …), copied once here:
+ * read at each attempt, a throwing proxy would fail the call after it started and a getter could
+ * answer differently at each retry.
+ */
+export const fetchOptionsSchema = z
+  .custom<Record<string, unknown>>(
+    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+    'must be an object of fetch init fields',
+  )
+  .transform((value, ctx) => {
+    try {
+      return { ...value };
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'could not be read: reading its fields threw' });
+      return z.NEVER;
+    }
+  });
 
 /** The options every method takes; unknown keys are left alone so that options can grow. */
 export const requestOptionsSchema = z.looseObject({
   signal: abortSignal.optional(),
   timeoutMs: durationMs.optional(),
   maxRetries: maxRetries.optional(),
+  headers: headersSchema.optional(),
+  fetchOptions: fetchOptionsSchema.optional(),
 });
 
 /**
@@ -84,7 +151,12 @@ export function parseOptions<S extends z.ZodType, T>(
   where: string,
 ): T | undefined {
   if (options === undefined) return undefined;
-  return parseArgs(schema, options, `${where} (options)`) as T;
+  const sink = sinkOf(options as object);
+  // Options the SDK made for a nested call carry only the sink: nothing to check.
+  if (sink && readArgs(where, () => Object.keys(options as object).length === 0)) return options;
+  const parsed = parseArgs(schema, options, `${where} (options)`) as T;
+  // The sink of the call these options run inside of (a flow) is the SDK's own: keep it.
+  return sink ? (withSink(parsed as object, sink) as T) : parsed;
 }
 
 /**
@@ -104,4 +176,20 @@ export function checkListener(
     if (typeof listener !== 'function') issues.push({ path: 'listener', message: 'must be a function' });
   });
   if (issues.length > 0) throw new ArgumentError({ where, issues });
+}
+
+/**
+ * A data method's body: its options checked (an `ArgumentError` rejects the promise, before any
+ * request), and the answers of the requests it makes reported to `.withResponse()`.
+ *
+ * @example
+ * routes(options) { return apiCall(options, 'bridge.routes', (checked) => callEndpoint(api, ENDPOINTS.routes, {}, checked)); }
+ */
+export function apiCall<T, O extends object = RequestOptions>(
+  options: O | undefined,
+  where: string,
+  run: (options: O) => Promise<T>,
+  schema: z.ZodType = requestOptionsSchema,
+): ApiPromise<T> {
+  return ApiPromise.start(options, (sink) => run(withSink(parseOptions(schema, options, where), sink)));
 }

@@ -1,6 +1,7 @@
 /**
- * The defaults of `new PartnerClient(options)`, one place for the constructor and its docs. Frozen:
- * read them, spread them into options, never assign to them.
+ * The defaults of `new PartnerClient(options)`, and under `wait` those of
+ * `client.bridge.transfers.wait`, one place for the code and its docs. Frozen: read them, spread
+ * them into options, never assign to them.
  *
  * @example
  * import { DEFAULTS, PartnerClient } from 'partner-s2s-sdk';
@@ -9,6 +10,10 @@
  *   baseUrl, clientId, clientSecret,
  *   timeoutMs: DEFAULTS.timeoutMs * 2,
  *   retry: { ...DEFAULTS.retry, maxRetryTimeMs: 120_000 },
+ * });
+ * // Follow a refund for a day instead of six hours, the other phases as they are.
+ * await client.bridge.transfers.wait({ userId, transferId }, {
+ *   phaseTimeoutsMs: { ...DEFAULTS.wait.phaseTimeoutsMs, refund: 24 * 3_600_000 },
  * });
  */
 export const DEFAULTS: {
@@ -24,6 +29,13 @@ export const DEFAULTS: {
   readonly clientAuth: 'body' | 'basic';
   readonly allowInsecureHttp: boolean;
   readonly strict: boolean;
+  readonly wait: {
+    readonly phaseTimeoutsMs: {
+      readonly sourceConfirmation: number;
+      readonly delivery: number;
+      readonly refund: number;
+    };
+  };
 } = Object.freeze({
   /** Time for one attempt: the wait for a token plus the request to the last byte of its answer. */
   timeoutMs: 30_000,
@@ -42,4 +54,18 @@ export const DEFAULTS: {
   clientAuth: 'body',
   allowInsecureHttp: false,
   strict: false,
+  /** `transfers.wait`: the deadline of each phase (`WaitPhaseTimeouts`) when none is given. */
+  wait: Object.freeze({
+    phaseTimeoutsMs: Object.freeze({
+      /**
+       * `pending` or `submitted` until the deposit lands on the source chain: the intent lives a
+       * few minutes at most (it expires unsigned) and the bundler's inclusion takes far less.
+       */
+      sourceConfirmation: 10 * 60_000,
+      /** `source_confirmed` until `delivered`, which the specification says is usually seconds. */
+      delivery: 10 * 60_000,
+      /** `refund_pending` until `refunded`: "a later settlement taking hours"; six allow for a late one. */
+      refund: 6 * 3_600_000,
+    }),
+  }),
 });

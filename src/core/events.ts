@@ -10,7 +10,9 @@ export interface RequestEvent {
 /** Emitted when an attempt ends, with an answer or without one (`status` undefined). */
 export interface ResponseEvent extends RequestEvent {
   status: number | undefined;
+  /** Whole milliseconds from handing the request to fetch to the last byte of the answer. */
   elapsedMs: number;
+  /** The answer's `x-request-id`, to quote to the service's support. */
   requestId: string | undefined;
   /** The error's class name when the attempt failed. */
   error: string | undefined;

@@ -1,4 +1,5 @@
 import { ArgumentError } from '../errors/client-errors.js';
+import type { ResponseSink, WithResponse } from './api-promise.js';
 
 /**
  * One page of a list. Iterate it with `for await` to walk every item of this page and the pages
@@ -61,10 +62,13 @@ export class Page<T> implements AsyncIterable<T> {
  * for await (const transfer of client.bridge.transfers.list({ userId, status: 'delivered' })) { … }
  */
 export class PagePromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
-  readonly #load: () => Promise<Page<T>>;
+  readonly #load: (sink: ResponseSink) => Promise<Page<T>>;
   #promise: Promise<Page<T>> | undefined;
+  #response: Response | undefined;
+  #requestId: string | undefined;
 
-  constructor(load: () => Promise<Page<T>>) {
+  /** `load` fetches the first page, reporting its answer to `sink` (for `withResponse`). */
+  constructor(load: (sink: ResponseSink) => Promise<Page<T>>) {
     if (typeof load !== 'function') {
       throw new ArgumentError({
         where: 'PagePromise',
@@ -75,8 +79,25 @@ export class PagePromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
   }
 
   #page(): Promise<Page<T>> {
-    this.#promise ??= this.#load();
+    this.#promise ??= this.#load((response, requestId) => {
+      this.#response = response;
+      this.#requestId = requestId;
+    });
     return this.#promise;
+  }
+
+  /**
+   * The first page together with its HTTP answer and request id.
+   *
+   * @example
+   * const { data: page, requestId } = await client.bridge.transfers.list({ userId }).withResponse();
+   */
+  withResponse(): Promise<WithResponse<Page<T>>> {
+    return this.#page().then((page) => ({
+      data: page,
+      response: this.#response as Response,
+      requestId: this.#requestId,
+    }));
   }
 
   // biome-ignore lint/suspicious/noThenProperty: a PagePromise is awaitable by design.

@@ -14,4 +14,22 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** Overrides the client's `maxRetries` for this call. */
   maxRetries?: number;
+  /**
+   * Headers for this call, over the client's `defaultHeaders`; `null` leaves a default header out.
+   * Names are case-insensitive. `authorization`, `content-type`, `content-length` and `host` are
+   * the SDK's own and are refused. A credential header's value is masked in what a server sends
+   * back, as `defaultHeaders` says.
+   *
+   * @example
+   * await client.bridge.routes({ headers: { 'x-correlation-id': jobId } });
+   */
+  headers?: Record<string, string | null | undefined>;
+  /**
+   * Merged into the init the SDK hands to `fetch` for this call, over the client's `fetchOptions`
+   * (a `dispatcher`, say). The SDK's own `method`, `headers`, `body`, `signal` and `redirect` win.
+   *
+   * @example
+   * await client.bridge.routes({ fetchOptions: { dispatcher: new ProxyAgent(proxyUrl) } });
+   */
+  fetchOptions?: Record<string, unknown>;
 }

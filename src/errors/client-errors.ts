@@ -38,7 +38,10 @@ export class ConnectionError extends PartnerError {
   }
 }
 
-/** No complete answer arrived within `timeoutMs` (one attempt, body included). */
+/**
+ * No complete answer arrived within `timeoutMs` (one attempt, body included), or `transfers.wait`
+ * reached a deadline: then `transferId`, `lastStatus` and `phase` say where the transfer stood.
+ */
 export class TimeoutError extends PartnerError {
   override name = 'TimeoutError' as const;
   readonly method: string;
@@ -48,6 +51,12 @@ export class TimeoutError extends PartnerError {
   readonly transferId: string | undefined;
   /** When `transfers.wait` gave up: the status its last read saw (undefined if no read answered). */
   readonly lastStatus: string | undefined;
+  /**
+   * When `transfers.wait` gave up: the phase the transfer was in (`sourceConfirmation`, `delivery`
+   * or `refund`; undefined if no read answered). `timeoutMs` is the deadline that ran out: that
+   * phase's, or `totalTimeoutMs`.
+   */
+  readonly phase: string | undefined;
 
   constructor({
     method,
@@ -55,23 +64,26 @@ export class TimeoutError extends PartnerError {
     timeoutMs,
     transferId,
     lastStatus,
+    phase,
   }: {
     method: string;
     path: string;
     timeoutMs: number;
     transferId?: string | undefined;
     lastStatus?: string | undefined;
+    phase?: string | undefined;
   }) {
     super(
       transferId === undefined
         ? `${method} ${path} timed out after ${timeoutMs} ms`
-        : `Waiting for transfer ${transferId} timed out after ${timeoutMs} ms (last status: ${lastStatus ?? 'none read'})`,
+        : `Waiting for transfer ${transferId} timed out after ${timeoutMs} ms${phase === undefined ? '' : ` in its ${phase} phase`} (last status: ${lastStatus ?? 'none read'})`,
     );
     this.method = method;
     this.path = path;
     this.timeoutMs = timeoutMs;
     this.transferId = transferId;
     this.lastStatus = lastStatus;
+    this.phase = phase;
   }
 }
 

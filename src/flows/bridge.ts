@@ -1,7 +1,9 @@
-import { parseArgs, parseOptions, requestOptionsSchema } from '../core/args.js';
+import { type ApiPromise, sinkOf, withSink } from '../core/api-promise.js';
+import { apiCall, parseArgs } from '../core/args.js';
 import { stringifyBody } from '../core/json.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { IntentNotFoundError } from '../errors/api-error.js';
+import { untraced } from '../http/tracing.js';
 import { BridgeResource } from '../resources/bridge.js';
 import { type Api, callEndpoint, ENDPOINTS } from '../resources/endpoints.js';
 import {
@@ -29,20 +31,36 @@ const ROUTES_TTL_MS = 60_000;
 export class Transfers extends TransfersResource {
   /**
    * Waits until a transfer reaches a final state (`delivered`, `refunded`, `failed`, `expired`), or
-   * the state named by `until` (or one after it), reading it with growing intervals.
+   * the state named by `until` (or one after it), reading it with growing intervals. Its deadline
+   * follows the phase the transfer is in (`phaseTimeoutsMs`: minutes to source confirmation and to
+   * delivery, hours in a refund); past one it throws a `TimeoutError` naming the `phase`.
    *
    * @example
-   * const done = await client.bridge.transfers.wait({ userId, transferId }, { totalTimeoutMs: 300_000 });
+   * const done = await client.bridge.transfers.wait({ userId, transferId });
+   * const capped = await client.bridge.transfers.wait({ userId, transferId }, { totalTimeoutMs: 300_000 });
    * const viaCallbacks = await client.bridge.transfers.wait({ userId, transferId }, { router });
    * if (done.status !== 'delivered') console.warn(done.status, done.failureReason);
    */
-  async wait(params: WaitParams, options?: WaitOptions): Promise<BridgeTransfer> {
-    const args = parseArgs(waitArgs, params, 'bridge.transfers.wait');
-    options = parseOptions(waitOptionsSchema, options, 'bridge.transfers.wait');
-    return pollTransfer(
-      (readOptions) => this.get({ userId: args.userId, transferId: args.transferId }, readOptions),
-      args,
+  wait(params: WaitParams, options?: WaitOptions): ApiPromise<BridgeTransfer> {
+    return apiCall(
       options,
+      'bridge.transfers.wait',
+      (checked) => {
+        const args = parseArgs(waitArgs, params, 'bridge.transfers.wait');
+        // Each read carries the wait's headers and fetch options, and reports its answer to the wait.
+        const { headers, fetchOptions } = checked;
+        const passOn = withSink<RequestOptions>(
+          { ...(headers ? { headers } : {}), ...(fetchOptions ? { fetchOptions } : {}) },
+          sinkOf(checked) ?? (() => {}),
+        );
+        return pollTransfer(
+          (readOptions) =>
+            this.get({ userId: args.userId, transferId: args.transferId }, { ...passOn, ...readOptions }),
+          args,
+          checked,
+        );
+      },
+      waitOptionsSchema,
     );
   }
 }
@@ -87,8 +105,11 @@ export class Bridge extends BridgeResource<Transfers> {
    * const signed = await signBridgeBatch({ verified: verifyBridgeBatch({ route, construct: built, wallet }), signer });
    * const { transferId } = await client.bridge.send({ userId, intentId: built.intentId, ...signed });
    */
-  override async send(params: BridgeSendParams, options?: RequestOptions): Promise<BridgeSendResult> {
-    options = parseOptions(requestOptionsSchema, options, 'bridge.send');
+  override send(params: BridgeSendParams, options?: RequestOptions): ApiPromise<BridgeSendResult> {
+    return apiCall(options, 'bridge.send', (checked) => this.#send(params, checked));
+  }
+
+  async #send(params: BridgeSendParams, options: RequestOptions): Promise<BridgeSendResult> {
     const args = parseArgs(sendArgs, params, 'bridge.send');
     let sent = false;
     try {
@@ -127,16 +148,22 @@ export class Bridge extends BridgeResource<Transfers> {
    * });
    * const final = await client.bridge.transfers.wait({ userId, transferId });
    */
-  execute(params: BridgeExecuteParams, options?: RequestOptions): Promise<BridgeExecuteResult> {
-    return executeBridge(
-      {
-        route: (routeId, routeOptions) => this.#route(routeId, routeOptions),
-        construct: (construct, constructOptions) =>
-          this.construct(construct as BridgeConstructParams, constructOptions),
-        send: (send, sendOptions) => this.send(send, sendOptions),
-      },
-      params,
-      options,
+  execute(params: BridgeExecuteParams, options?: RequestOptions): ApiPromise<BridgeExecuteResult> {
+    const span = this.#api.span ?? untraced;
+    return apiCall(options, 'bridge.execute', (checked) =>
+      span('bridge.execute', () =>
+        executeBridge(
+          {
+            route: (routeId, routeOptions) => this.#route(routeId, routeOptions),
+            construct: (construct, constructOptions) =>
+              this.construct(construct as BridgeConstructParams, constructOptions),
+            send: (send, sendOptions) => this.send(send, sendOptions),
+            span,
+          },
+          params,
+          checked,
+        ),
+      ),
     );
   }
 

@@ -1,6 +1,7 @@
 import { parseArgs, parseOptions, readArgs, requestOptionsSchema } from '../core/args.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { ArgumentError } from '../errors/client-errors.js';
+import { type SpanRunner, untraced } from '../http/tracing.js';
 import type { BridgeSigner, SignedBridgeBatch } from '../onchain/sign.js';
 import type { BridgeBatchSummary, VerifyBridgeBatchOptions } from '../onchain/verify.js';
 import { type BridgeConstructParams, constructArgs } from '../resources/params.js';
@@ -47,6 +48,8 @@ export interface ExecuteSteps {
     params: { userId: string; intentId: string } & SignedBridgeBatch,
     options: RequestOptions | undefined,
   ): Promise<{ transferId: string; userOpHash: Hex }>;
+  /** The client's spans: `partner.verify` and `partner.sign`, the steps that make no request. */
+  span?: SpanRunner;
 }
 
 /** The whole bridge flow, verified before signing: route → construct → verify → sign → send. */
@@ -105,19 +108,24 @@ export async function executeBridge(
   report({ step: 'route', route });
   const construct = await steps.construct(request, options);
   report({ step: 'constructed', construct });
-  const { verifyBridgeBatch } = await import('../onchain/verify.js');
-  const summary = verifyBridgeBatch(
-    {
-      route,
-      construct,
-      wallet,
-      amount: args.maxAmount === true ? undefined : (request.amount ?? undefined),
-    },
-    verify,
-  );
+  const span = steps.span ?? untraced;
+  const summary = await span('partner.verify', async () => {
+    const { verifyBridgeBatch } = await import('../onchain/verify.js');
+    return verifyBridgeBatch(
+      {
+        route,
+        construct,
+        wallet,
+        amount: args.maxAmount === true ? undefined : (request.amount ?? undefined),
+      },
+      verify,
+    );
+  });
   report({ step: 'verified', summary });
-  const { signBridgeBatch } = await import('../onchain/sign.js');
-  const signed = await signBridgeBatch({ verified: summary, signer: signer! });
+  const signed = await span('partner.sign', async () => {
+    const { signBridgeBatch } = await import('../onchain/sign.js');
+    return signBridgeBatch({ verified: summary, signer: signer! });
+  });
   report({ step: 'signed', signed });
   const ids = {
     intentId: construct.intentId,

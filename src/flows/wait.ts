@@ -1,8 +1,9 @@
+import { DEFAULTS } from '../core/defaults.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { AbortError, TimeoutError } from '../errors/client-errors.js';
 import { sleep } from '../http/abort.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
-import { FINAL_STATES, stateRank, type TransferStatus } from '../schemas/states.js';
+import { FINAL_STATES, type KnownTransferStatus, stateRank, type TransferStatus } from '../schemas/states.js';
 
 /** True once `status` is `until`, a final state, or a state that can only come after `until`. */
 export function hasReached(status: TransferStatus, until: TransferStatus | undefined): boolean {
@@ -20,21 +21,102 @@ export interface TransferSource {
   off(event: 'transfer', listener: (transfer: BridgeTransfer) => void): unknown;
 }
 
-/** Options of `bridge.transfers.wait`: `totalTimeoutMs` bounds the whole wait. */
+/**
+ * Where a transfer stands on its way to a final state, as `transfers.wait` times it: each phase
+ * has its own deadline (`phaseTimeoutsMs`), since a refund takes hours where a delivery takes
+ * seconds.
+ *
+ * - `sourceConfirmation`: `pending` or `submitted`, until the deposit lands on the source chain.
+ * - `delivery`: `source_confirmed`, until the tokens arrive (or nobody fills and a refund starts).
+ * - `refund`: `refund_pending`, until the refund lands in a later settlement.
+ */
+export type WaitPhase = 'sourceConfirmation' | 'delivery' | 'refund';
+
+/** In the order a transfer passes them; a wait never goes back to an earlier one. */
+const PHASES: readonly WaitPhase[] = ['sourceConfirmation', 'delivery', 'refund'];
+
+/**
+ * The phase of each state that is not final. A state the service adds later has no phase here: the
+ * wait stays in the phase it was in, so an unknown state never grants more time.
+ */
+const PHASE_OF_STATE = {
+  pending: 'sourceConfirmation',
+  submitted: 'sourceConfirmation',
+  source_confirmed: 'delivery',
+  refund_pending: 'refund',
+} as const satisfies Partial<Record<KnownTransferStatus, WaitPhase>>;
+
+/** The phase a read puts the wait in: never one before `current`, the first one at the start. */
+function phaseOf(status: TransferStatus, current: WaitPhase | undefined): WaitPhase {
+  const found: WaitPhase | undefined = (PHASE_OF_STATE as Partial<Record<string, WaitPhase>>)[status];
+  if (current === undefined) return found ?? PHASES[0]!;
+  if (found === undefined) return current;
+  return PHASES.indexOf(found) > PHASES.indexOf(current) ? found : current;
+}
+
+/**
+ * How long `transfers.wait` waits in each phase before giving up with a `TimeoutError` naming it.
+ * A phase's time counts from the read that first saw the transfer in it (the first phase's from
+ * the start of the wait). A phase left out keeps its default (`DEFAULTS.wait.phaseTimeoutsMs`).
+ *
+ * @example
+ * // A refund can take a day where this partner's bridge settles; the other phases as they are.
+ * await client.bridge.transfers.wait({ userId, transferId }, { phaseTimeoutsMs: { refund: 24 * 3_600_000 } });
+ */
+export interface WaitPhaseTimeouts {
+  /**
+   * `pending` or `submitted`, until `source_confirmed` (or a final state). An unsigned intent
+   * expires within minutes, and a signed operation lands on the source chain in less.
+   * @default 600000 (10 minutes)
+   * @example
+   * await client.bridge.transfers.wait({ userId, transferId }, { phaseTimeoutsMs: { sourceConfirmation: 5 * 60_000 } });
+   */
+  sourceConfirmation?: number;
+  /**
+   * `source_confirmed`, until `delivered` ("usually seconds later") or `refund_pending`. A deposit
+   * nobody fills stays `source_confirmed` until its fill deadline passes, which the specification
+   * does not state (hours on Across): raise this to follow such a transfer into its refund.
+   * @default 600000 (10 minutes)
+   * @example
+   * await client.bridge.transfers.wait({ userId, transferId }, { phaseTimeoutsMs: { delivery: 4 * 3_600_000 } });
+   */
+  delivery?: number;
+  /**
+   * `refund_pending`, until `refunded`: the refund lands "in a later settlement taking hours".
+   * @default 21600000 (6 hours)
+   * @example
+   * await client.bridge.transfers.wait({ userId, transferId }, { phaseTimeoutsMs: { refund: 24 * 3_600_000 } });
+   */
+  refund?: number;
+}
+
+/** Options of `bridge.transfers.wait`: a deadline per phase, `totalTimeoutMs` over the whole wait. */
 export interface WaitOptions extends Omit<RequestOptions, 'timeoutMs'> {
   /**
    * Wake up on callbacks as they arrive through this router; reads continue as a fallback, at
    * `pollIntervalMs` (then 15 s by default, growing to a minute). A callback is never taken on its
    * word: it triggers one read of the transfer, and the wait resolves with what that read says. A
-   * forged or stale callback therefore costs one read and the wait goes on.
+   * forged or stale callback therefore costs one read and the wait goes on. The deadlines are the
+   * same as without a router.
    *
    * @example
    * const final = await client.bridge.transfers.wait({ userId, transferId }, { router });
    */
   router?: TransferSource;
   /**
-   * How long to wait in all before giving up with a `TimeoutError`.
-   * @default 600000 (10 minutes)
+   * The deadline of each phase the transfer passes (`WaitPhaseTimeouts`); past one, the wait
+   * throws a `TimeoutError` whose `phase` names it. Used when `totalTimeoutMs` is not given, or
+   * when both are: then each phase has its deadline and `totalTimeoutMs` bounds them all.
+   * @default DEFAULTS.wait.phaseTimeoutsMs (10 min to source confirmation, 10 min more to delivery, 6 h in a refund)
+   * @example
+   * await client.bridge.transfers.wait({ userId, transferId }, { phaseTimeoutsMs: { delivery: 30 * 60_000 } });
+   */
+  phaseTimeoutsMs?: WaitPhaseTimeouts;
+  /**
+   * How long to wait in all before giving up with a `TimeoutError`, whatever the phase. Given
+   * alone, it is the only deadline (no phase deadlines apply, as before phases existed); given
+   * with `phaseTimeoutsMs`, it caps them.
+   * @default none: the phases' deadlines apply
    * @example
    * await client.bridge.transfers.wait({ userId, transferId }, { totalTimeoutMs: 30 * 60_000 });
    */
@@ -62,30 +144,66 @@ export interface WaitParams {
   until?: TransferStatus | undefined;
 }
 
-/** Polls `read` with backoff until the transfer reaches what is waited for. */
+/** The phase deadlines that apply, or none when `totalTimeoutMs` alone was given. */
+function phaseDeadlines(
+  options: WaitOptions,
+  total: number | undefined,
+): Record<WaitPhase, number> | undefined {
+  if (total !== undefined && options.phaseTimeoutsMs === undefined) return undefined;
+  const given = options.phaseTimeoutsMs ?? {};
+  return {
+    sourceConfirmation: given.sourceConfirmation ?? DEFAULTS.wait.phaseTimeoutsMs.sourceConfirmation,
+    delivery: given.delivery ?? DEFAULTS.wait.phaseTimeoutsMs.delivery,
+    refund: given.refund ?? DEFAULTS.wait.phaseTimeoutsMs.refund,
+  };
+}
+
+/** Polls `read` with backoff until the transfer reaches what is waited for, or a deadline. */
 export async function pollTransfer(
   read: (options: RequestOptions) => Promise<BridgeTransfer>,
   params: WaitParams,
   options: WaitOptions = {},
 ): Promise<BridgeTransfer> {
-  const total = options.totalTimeoutMs ?? options.timeoutMs ?? 600_000;
-  const deadline = Date.now() + total;
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), total);
-  const onAbort = () => controller.abort();
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  const path = '/bridge/transfers/{transferId}';
+  const started = Date.now();
+  const total = options.totalTimeoutMs ?? options.timeoutMs;
+  const phases = phaseDeadlines(options, total);
   // Named by the deadline's error, so that a caller who gives up knows where the transfer stood.
   let lastStatus: TransferStatus | undefined;
+  let phase: WaitPhase | undefined;
+  // Until a read says which phase the transfer is in, no phase's time can have run out: the
+  // longest one bounds the first read, and the first phase counts from the start of the wait.
+  let phaseMs = phases ? Math.max(...Object.values(phases)) : Number.POSITIVE_INFINITY;
+  let phaseEnd = started + phaseMs;
+  const totalEnd = total === undefined ? Number.POSITIVE_INFINITY : started + total;
+  const deadline = () =>
+    phaseEnd < totalEnd ? { at: phaseEnd, ms: phaseMs } : { at: totalEnd, ms: total as number };
+
+  // Aborted by the nearest deadline's timer, or by the caller; it cuts a read or a nap short. A new
+  // phase gets a new one, so that the old phase's timer, firing as the read that ends it came
+  // back, does not stop the wait.
+  let controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    clearTimeout(timer);
+    const current = new AbortController();
+    controller = current;
+    timer = setTimeout(() => current.abort(), Math.max(0, deadline().at - Date.now()));
+  };
+  arm();
+  const onAbort = () => controller.abort();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  const halted = () => controller.signal.aborted || options.signal?.aborted === true;
+  const path = '/bridge/transfers/{transferId}';
   const stopped = () =>
     options.signal?.aborted
       ? new AbortError({ cause: options.signal.reason })
       : new TimeoutError({
           method: 'GET',
           path,
-          timeoutMs: total,
+          timeoutMs: deadline().ms,
           transferId: params.transferId,
           lastStatus,
+          phase,
         });
   const router = options.router;
   let delay = options.pollIntervalMs ?? (router ? 15_000 : 2_000);
@@ -109,25 +227,35 @@ export async function pollTransfer(
           ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
         });
       } catch (error) {
-        if (controller.signal.aborted) throw stopped();
+        if (halted()) throw stopped();
         throw error;
       }
       lastStatus = transfer.status;
       if (hasReached(transfer.status, params.until)) return transfer;
+      const next = phaseOf(transfer.status, phase);
+      if (next !== phase) {
+        if (phases) {
+          phaseMs = phases[next];
+          phaseEnd = (phase === undefined ? started : Date.now()) + phaseMs;
+          arm();
+        }
+        phase = next;
+      }
       // Checked here, not only by the timer: reads that settle without I/O would never let it fire.
-      const left = deadline - Date.now();
-      if (left <= 0 || controller.signal.aborted) throw stopped();
+      const left = deadline().at - Date.now();
+      if (left <= 0 || halted()) throw stopped();
       // A callback that came during the read is confirmed by the next read, without a nap.
       if (claimed) continue;
       // One nap per round, cut short by a callback or the caller, so that no timer outlives the wait.
       const nap = new AbortController();
       const endNap = () => nap.abort();
-      controller.signal.addEventListener('abort', endNap, { once: true });
+      const napping = controller.signal;
+      napping.addEventListener('abort', endNap, { once: true });
       wake = endNap;
       await sleep(Math.min(delay, left), nap.signal, () => undefined).catch(() => undefined);
-      controller.signal.removeEventListener('abort', endNap);
+      napping.removeEventListener('abort', endNap);
       wake = undefined;
-      if (controller.signal.aborted) throw stopped();
+      if (halted()) throw stopped();
       if (!claimed) delay = Math.min(maxDelay, Math.round(delay * 1.5));
     }
   } finally {

@@ -45,6 +45,28 @@ export function isRetryable(error: unknown): boolean {
   return error instanceof ApiError && (error.status === 429 || (error.status >= 500 && error.status <= 599));
 }
 
+/** Codes of a connection that never reached the service: nothing was sent, so nothing can have acted. */
+const NEVER_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function neverConnected(error: unknown): boolean {
+  let cause: unknown = error instanceof ConnectionError ? error.cause : undefined;
+  for (let depth = 0; depth < 4 && cause instanceof Error; depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === 'string' && NEVER_CONNECTED.has(code)) return true;
+    cause = cause.cause;
+  }
+  return false;
+}
+
+/**
+ * The failures after which a request that may act twice is still repeated: a 429 (refused before
+ * anything acted) and a connection that never reached the service. Not a timeout, not a 5xx, not a
+ * connection that broke after sending: the service may have acted on those.
+ */
+export function isRetryableUnacted(error: unknown): boolean {
+  return (error instanceof ApiError && error.status === 429) || neverConnected(error);
+}
+
 function retryAfterOf(error: unknown): number | undefined {
   return error instanceof RateLimitError || error instanceof ServiceUnavailableError
     ? error.retryAfterMs
@@ -55,6 +77,8 @@ export interface RetryHooks {
   signal: AbortSignal | undefined;
   /** Whether this call may be attempted again at all (a submit may not). */
   retryable: boolean;
+  /** False: repeated only after failures where the service cannot have acted (`isRetryableUnacted`). */
+  idempotent?: boolean;
   onRetry: (error: unknown, attempt: number, delayMs: number) => void;
 }
 
@@ -68,6 +92,7 @@ export async function withRetries<T>(
   attempt: (attemptNumber: number) => Promise<T>,
 ): Promise<T> {
   const abortError = () => new AbortError({ cause: hooks.signal?.reason });
+  const retryableError = hooks.idempotent === false ? isRetryableUnacted : isRetryable;
   let made = 0;
   const counted = (attemptNumber: number) => {
     made = attemptNumber;
@@ -82,7 +107,7 @@ export async function withRetries<T>(
     try {
       return await counted(1);
     } catch (error) {
-      if (!hooks.retryable || policy.retries === 0 || !isRetryable(error)) throw error;
+      if (!hooks.retryable || policy.retries === 0 || !retryableError(error)) throw error;
       first = error;
     }
     const started = Date.now();
@@ -97,7 +122,7 @@ export async function withRetries<T>(
       maxRetryTime: policy.maxRetryTimeMs,
       ...(hooks.signal ? { signal: hooks.signal } : {}),
       shouldRetry: async ({ error, attemptNumber, retryDelay }) => {
-        if (!isRetryable(error)) return false;
+        if (!retryableError(error)) return false;
         const retryAfter = retryAfterOf(error);
         const wanted = retryAfter === undefined ? retryDelay : Math.min(retryAfter, policy.maxRetryAfterMs);
         // The server named the earliest time worth trying again; when that is past the time left,

@@ -1,4 +1,5 @@
 import type { EventEmitter } from 'eventemitter3';
+import { sinkOf } from '../core/api-promise.js';
 import type { ClientEvents } from '../core/events.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { ApiError } from '../errors/api-error.js';
@@ -22,12 +23,16 @@ export interface RawResponse {
   text: string;
 }
 
+/** Header values; `null` takes out a default header for one call. */
+export type HeaderValues = Record<string, string | null | undefined>;
+
 export interface Exchange {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path below `/api/v1/s2s`. */
   path: string;
   searchParams?: URLSearchParams;
-  headers: Record<string, string>;
+  /** Over the client's default headers; the SDK's own (authorization, content type) come last. */
+  headers: HeaderValues;
   body?: string;
   /** Called as the request is handed to fetch: from then on the service may act on it. */
   onSent?: (() => void) | undefined;
@@ -36,7 +41,7 @@ export interface Exchange {
 export interface DataRequest<T> {
   /** The ids the call names (`userId`, `routeId`, …), for a 404's error to name them. */
   ids?: Readonly<Record<string, string>>;
-  method: 'GET' | 'POST';
+  method: Exchange['method'];
   path: string;
   /** The path as events and errors show it: the template (`/bridge/transfers/{transferId}`), no query. */
   label?: string;
@@ -48,28 +53,32 @@ export interface DataRequest<T> {
   schema: Parser<T>;
   /** False for a submit: it is never sent twice, neither by the retry layer nor after a 401. */
   retryable?: boolean;
+  /**
+   * False for a request that may act twice if repeated (a POST of `client.request` by default): it
+   * is retried only after a 429 or a connection that never reached the service.
+   */
+  idempotent?: boolean;
   /** Called as each attempt is handed to fetch, so that a caller knows the request went out. */
   onSent?: () => void;
 }
 
 /**
- * The one ky instance's call shape, as the transport uses it. Declared here so that no ky type
- * reaches the published declarations (ky is bundled, not a dependency).
+ * Any fetch-compatible function: the global one, undici's own (with a `dispatcher` in
+ * `fetchOptions`), a proxy-aware one, or a test double. The SDK calls it with a URL string and an
+ * init object, never a `Request`, so that a fetch from another package or realm can read it; its
+ * answer is duck-typed.
  */
-export type HttpCall = (
-  input: string,
-  options: {
-    method: string;
-    headers: Record<string, string>;
-    timeout: number;
-    searchParams?: URLSearchParams;
-    body?: string;
-    signal?: AbortSignal;
-  },
-) => Promise<Response>;
+// `any`: undici's own fetch types its init with undici's types, which are not the global ones.
+export type FetchLike = (url: string, init: any) => Promise<unknown>;
 
 export interface TransportConfig {
-  ky: HttpCall;
+  fetch: FetchLike;
+  /** The base URL with the `/api/v1/s2s` prefix, no trailing slash. */
+  prefix: string;
+  /** Sent with every request, token requests included (the User-Agent among them). */
+  defaultHeaders: Readonly<Record<string, string>>;
+  /** Merged into every fetch init (a `dispatcher`, say), under the SDK's own fields. */
+  fetchOptions: Readonly<Record<string, unknown>> | undefined;
   events: EventEmitter<ClientEvents>;
   timeoutMs: number;
   /** The longest answer read; a longer one is cancelled unread. */
@@ -77,6 +86,25 @@ export interface TransportConfig {
   retry: RetryPolicy;
   /** The client's secrets in every form a request carries them (raw, form-encoded, Basic). */
   secrets: readonly string[];
+  /** Decorates each data call's hook around the caller's (tracing: `Tracing.wrap`). */
+  wrapHook?: (hook: RequestHook) => RequestHook;
+}
+
+/** Names of headers whose values are credentials: an API key, a proxy's Basic, a cookie. */
+const CREDENTIAL_HEADER = /auth|token|secret|cookie|passw|api-?key|session|credential|signature/i;
+/** Shorter values are not masked: a `1` would be masked in every number of a message. */
+const MIN_MASKED_LENGTH = 8;
+
+/** The values of the credential headers among `headers`, with and without their scheme. */
+function credentialValues(headers: Readonly<Record<string, string | null | undefined>>): string[] {
+  const values: string[] = [];
+  for (const name in headers) {
+    const value = headers[name];
+    if (typeof value !== 'string' || !CREDENTIAL_HEADER.test(name)) continue;
+    for (const form of [value, value.replace(/^\S+\s+/, '')])
+      if (form.length >= MIN_MASKED_LENGTH) values.push(form);
+  }
+  return values;
 }
 
 /** Duck-typed, so that a fetch from another realm or package (undici's own) still fits. */
@@ -123,7 +151,7 @@ export type Settle<T> = (answer: Answer) => T;
 
 /** What a hook learns of the call it decorates. */
 export interface CallInfo {
-  method: 'GET' | 'POST';
+  method: Exchange['method'];
   /** The path as events and errors show it. */
   label: string;
   /** False for a submit: its request may act twice, so it is never sent twice. */
@@ -145,8 +173,8 @@ export interface RequestHook {
 /** One call's decoration, from `RequestHook.open`. */
 export interface CallHook {
   attempt<T>(request: Exchange, send: Send, settle: Settle<T>): Promise<T>;
-  /** The call is over, whatever its outcome. */
-  end(): void;
+  /** The call is over: `failure` holds what it threw, when it failed. */
+  end(failure?: { error: unknown }): void;
 }
 
 /** What resources call: a data request in, its parsed `data` out (the transport decorated by auth). */
@@ -155,14 +183,17 @@ export interface DataTransport {
 }
 
 /**
- * Moves requests: one ky instance, a timeout that covers the whole answer, and the retry layer
+ * Moves requests: fetch with a URL and an init, a timeout that covers the whole answer, and the retry layer
  * around each attempt. Credentials are not its business: a `RequestHook` adds them.
  */
 export class Transport {
   readonly #config: TransportConfig;
+  /** The client's secrets and the values of its default credential headers. */
+  readonly #secrets: readonly string[];
 
   constructor(config: TransportConfig) {
     this.#config = config;
+    this.#secrets = [...config.secrets, ...credentialValues(config.defaultHeaders)];
   }
 
   #policy(options: RequestOptions | undefined): RetryPolicy {
@@ -173,21 +204,48 @@ export class Transport {
 
   /**
    * Masks what `request` carries that is secret (the client secret in each form, the Basic
-   * credential, the bearer token) in anything a server sends back: it may echo the request.
+   * credential, the bearer token, the caller's credential headers) in anything a server sends
+   * back: it may echo the request.
    */
   redaction(request: Exchange): Redact {
     const authorization = request.headers.authorization;
     return redactor([
-      ...this.#config.secrets,
+      ...this.#secrets,
       ...(authorization ? [authorization, authorization.replace(/^\S+\s+/, '')] : []),
+      ...credentialValues(request.headers),
     ]);
+  }
+
+  /** The URL and init one attempt hands to fetch: a string and a plain object, never a `Request`. */
+  #fetchArgs(request: Exchange, options: RequestOptions | undefined, signal: AbortSignal) {
+    const { prefix, defaultHeaders, fetchOptions } = this.#config;
+    const search = request.searchParams?.toString();
+    const headers: Record<string, string> = { ...defaultHeaders };
+    for (const name in request.headers) {
+      const value = request.headers[name];
+      if (value === null || value === undefined) delete headers[name];
+      else headers[name] = value;
+    }
+    const init: Record<string, unknown> = {
+      ...fetchOptions,
+      ...options?.fetchOptions,
+      method: request.method,
+      headers,
+      // A redirect is answered as an error: following it would carry the bearer token, or on a 307
+      // to the token endpoint the client secret in the body, to wherever the Location points.
+      redirect: 'manual',
+      signal,
+    };
+    // A `body` from fetchOptions would go out with a GET, or in place of a POST's empty one.
+    if (request.body === undefined) delete init.body;
+    else init.body = request.body;
+    return { url: search ? `${prefix}${request.path}?${search}` : `${prefix}${request.path}`, init };
   }
 
   /**
    * One attempt: sends, reads the whole body, and turns a timeout, an abort or a broken connection
-   * into the SDK's typed errors. HTTP error statuses are returned, not thrown. ky's own timeout
-   * covers the wait for headers and the body is read within what is left of it: no AbortSignal
-   * is made per attempt (Node's are costly) unless the caller passed one. `spentMs` of the
+   * into the SDK's typed errors. HTTP error statuses are returned, not thrown. The attempt's time
+   * covers the wait for headers, then the body is read within what is left of it. `spentMs` of the
    * attempt's time already went into waiting for a token.
    */
   async exchange(
@@ -213,7 +271,7 @@ export class Transport {
     let failure: unknown;
     const timedOut = () => new TimeoutError({ method: request.method, path: label, timeoutMs });
     const aborted = () => new AbortError({ cause: signal?.reason });
-    // What a custom fetch threw may hold the Request (and with it the authorization header): only
+    // What a custom fetch threw may hold the request (and with it the authorization header): only
     // a redacted copy of its name, message and code is kept.
     const broken = (cause: unknown) =>
       new ConnectionError({
@@ -222,28 +280,12 @@ export class Transport {
         cause: safeCause(cause, this.redaction(request)),
       });
     try {
-      let response: Response;
-      try {
-        response = await this.#config.ky(request.path, {
-          method: request.method,
-          headers: request.headers,
-          timeout: budgetMs,
-          ...(request.searchParams ? { searchParams: request.searchParams } : {}),
-          ...(request.body === undefined ? {} : { body: request.body }),
-          ...(signal ? { signal } : {}),
-        });
-      } catch (error) {
-        if (isPartnerError(error)) throw error;
-        if (signal?.aborted) throw aborted();
-        if (error instanceof Error && error.name === 'TimeoutError') throw timedOut();
-        // ky wraps fetch failures with the Request attached, which holds the bearer token: keep only
-        // the transport's own error.
-        throw broken(error instanceof Error && error.name === 'NetworkError' ? error.cause : error);
-      }
-      if (!isResponse(response))
-        throw broken(new TypeError('fetch resolved to something that is not a Response'));
+      const response = await this.#send(request, options, budgetMs, { timedOut, aborted, broken });
       status = response.status;
-      requestId = response.headers.get('x-request-id') ?? undefined;
+      // The id goes to events, logs, spans and errors: a server that echoes the request in it
+      // must not put the bearer token there.
+      const sentId = response.headers.get('x-request-id') ?? undefined;
+      requestId = sentId === undefined ? undefined : this.redaction(request)(sentId);
       const text = await readText(
         response,
         budgetMs - (performance.now() - started),
@@ -264,8 +306,14 @@ export class Transport {
           ],
         });
       }
+      sinkOf(options)?.(response, requestId);
+      let headers = response.headers;
+      if (requestId !== sentId) {
+        headers = new Headers(headers);
+        headers.set('x-request-id', requestId as string);
+      }
       // An oversized error page is dropped: the status alone still types the error.
-      return { status, headers: response.headers, text: text ?? '' } satisfies RawResponse;
+      return { status, headers, text: text ?? '' } satisfies RawResponse;
     } catch (error) {
       failure = error;
       throw error;
@@ -276,11 +324,64 @@ export class Transport {
           path: label,
           attempt,
           status,
-          elapsedMs: performance.now() - started,
+          elapsedMs: Math.round(performance.now() - started),
           requestId,
           error: failure instanceof Error ? failure.name : undefined,
         });
       }
+    }
+  }
+
+  /**
+   * Hands the request to fetch and waits for its headers within `budgetMs` and the caller's
+   * signal. The deadline does not rely on fetch honouring the signal: a fetch that ignores it still
+   * ends the attempt on time.
+   */
+  async #send(
+    request: Exchange,
+    options: RequestOptions | undefined,
+    budgetMs: number,
+    errors: { timedOut: () => Error; aborted: () => Error; broken: (cause: unknown) => Error },
+  ): Promise<Response> {
+    const signal = options?.signal;
+    const controller = new AbortController();
+    let stop!: (why: Error) => void;
+    const stopped = new Promise<never>((_, reject) => {
+      stop = (why) => {
+        reject(why);
+        controller.abort(why);
+      };
+    });
+    const timer = setTimeout(() => stop(errors.timedOut()), budgetMs);
+    const onAbort = () => stop(errors.aborted());
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const { url, init } = this.#fetchArgs(request, options, controller.signal);
+      let answer: unknown;
+      let pending: Promise<unknown> | undefined;
+      try {
+        pending = Promise.resolve(this.#config.fetch(url, init));
+        answer = await Promise.race([pending, stopped]);
+      } catch (error) {
+        // A fetch that ignores the signal may still answer after the attempt ended: its body is
+        // cancelled then, or its open connection would keep the process alive.
+        pending?.then(
+          (late) => {
+            if (isResponse(late)) late.body?.cancel().catch(() => {});
+          },
+          () => {},
+        );
+        if (isPartnerError(error)) throw error;
+        if (signal?.aborted) throw errors.aborted();
+        // undici wraps network failures as `TypeError: fetch failed` with the cause that says why.
+        throw errors.broken(error instanceof TypeError && error.cause !== undefined ? error.cause : error);
+      }
+      if (!isResponse(answer))
+        throw errors.broken(new TypeError('fetch resolved to something that is not a Response'));
+      return answer;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
     }
   }
 
@@ -291,6 +392,7 @@ export class Transport {
     retryable: boolean,
     options: RequestOptions | undefined,
     attempt: (attemptNumber: number) => Promise<T>,
+    idempotent = true,
   ): Promise<T> {
     const { events } = this.#config;
     return withRetries(
@@ -298,6 +400,7 @@ export class Transport {
       {
         signal: options?.signal,
         retryable,
+        idempotent,
         onRetry: (error, attemptNumber, delayMs) => {
           events.emit('retry', {
             method,
@@ -326,14 +429,16 @@ export class Transport {
   async request<T>(spec: DataRequest<T>, options: RequestOptions | undefined, hook: RequestHook): Promise<T> {
     const label = spec.label ?? spec.path;
     const retryable = spec.retryable ?? true;
+    const own: HeaderValues =
+      spec.body === undefined
+        ? { accept: 'application/json' }
+        : { accept: 'application/json', 'content-type': 'application/json' };
     const request: Exchange = {
       method: spec.method,
       path: spec.path,
       ...(spec.searchParams ? { searchParams: spec.searchParams } : {}),
-      headers:
-        spec.body === undefined
-          ? { accept: 'application/json' }
-          : { accept: 'application/json', 'content-type': 'application/json' },
+      // The caller's headers were checked not to name the SDK's own, which come last regardless.
+      headers: options?.headers ? { ...options.headers, ...own } : own,
       ...(spec.body === undefined ? {} : { body: spec.body }),
       onSent: spec.onSent,
     };
@@ -341,13 +446,27 @@ export class Transport {
     const send: Send = (sent, startedAt) =>
       this.exchange(sent, ++lastAttempt, options, label, performance.now() - startedAt);
     const settle: Settle<T> = (answer) => this.#settle(spec, label, answer);
-    const call = hook.open({ method: spec.method, label, retryable, options });
+    const call = (this.#config.wrapHook?.(hook) ?? hook).open({
+      method: spec.method,
+      label,
+      retryable,
+      options,
+    });
+    let failure: { error: unknown } | undefined;
     try {
-      return await this.retrying(spec.method, label, retryable, options, () =>
-        call.attempt(request, send, settle),
+      return await this.retrying(
+        spec.method,
+        label,
+        retryable,
+        options,
+        () => call.attempt(request, send, settle),
+        spec.idempotent ?? true,
       );
+    } catch (error) {
+      failure = { error };
+      throw error;
     } finally {
-      call.end();
+      call.end(failure);
     }
   }
 

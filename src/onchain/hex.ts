@@ -71,3 +71,43 @@ export function encodeExecuteBatch(
   }
   return `0x34fcd5be${smallWord(0x20)}${smallWord(calls.length)}${heads.join('')}${tails.join('')}`;
 }
+
+/**
+ * Whether `callData` (lowercase, `0x`-prefixed) is exactly the canonical ABI encoding of
+ * `executeBatch((address target, uint256 value, bytes data)[])` of `calls` (their `data`
+ * lowercase): compared word by word where it stands, without building the encoding.
+ */
+export function isExecuteBatchOf(
+  callData: string,
+  calls: readonly { target: string; value: bigint; data: string }[],
+): boolean {
+  let size = 10 + 128 + calls.length * 64;
+  for (const call of calls) {
+    if (call.data.length % 2 !== 0) return false;
+    size += 256 + Math.ceil((call.data.length - 2) / 64) * 64;
+  }
+  if (callData.length !== size || callData.slice(0, 10) !== '0x34fcd5be') return false;
+  let at = 10;
+  // A slice compared (V8 slices without copying) is several times faster than startsWith at a position.
+  const next = (expected: string): boolean => callData.slice(at, (at += expected.length)) === expected;
+  if (!next(smallWord(0x20)) || !next(smallWord(calls.length))) return false;
+  let offset = calls.length * 32;
+  for (const call of calls) {
+    if (!next(smallWord(offset))) return false;
+    offset += 128 + Math.ceil((call.data.length - 2) / 64) * 32;
+  }
+  for (const call of calls) {
+    const data = call.data.slice(2);
+    const padding = ZERO_WORD.slice(0, (64 - (data.length % 64)) % 64);
+    if (
+      !next(addressWord(call.target)) ||
+      !next(uintWord(call.value)) ||
+      !next(smallWord(0x60)) ||
+      !next(smallWord(data.length / 2)) ||
+      !next(data) ||
+      !next(padding)
+    )
+      return false;
+  }
+  return at === callData.length;
+}

@@ -17,12 +17,17 @@ for (let i = 0; i < 16; i++) {
 const BYTE_HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 const state = new Int32Array(50);
 const tail = new Uint8Array(RATE);
+/** What the sponge needs of node's Buffer: hex written and read natively, in place. */
+interface BufferView {
+  write(text: string, offset: number, encoding: 'hex'): number;
+  toString(encoding: 'hex', start: number, end: number): string;
+}
 /** Node decodes hex natively, several times faster than a loop; other runtimes use the loop. */
 const NativeBuffer = (
   globalThis as {
     Buffer?: {
       from(hex: string, encoding: 'hex'): Uint8Array;
-      from(text: string, encoding: 'utf8'): { toString(encoding: 'hex'): string };
+      from(memory: ArrayBuffer): BufferView;
     };
   }
 ).Buffer;
@@ -47,6 +52,8 @@ interface WasmSponge {
   memory: WebAssembly.Memory;
   absorb: (blocks: number) => void;
   bytes: Uint8Array;
+  /** The same memory as a node Buffer, where there is one: hex goes in and out without a copy. */
+  view: BufferView | undefined;
 }
 
 /** Compiled on first use (1.7 KB, synchronous); `null` where WebAssembly is unavailable. */
@@ -62,6 +69,7 @@ function loadSponge(): WasmSponge | null {
       memory,
       absorb: exports.absorb as (blocks: number) => void,
       bytes: new Uint8Array(memory.buffer),
+      view: NativeBuffer?.from(memory.buffer),
     };
   } catch {
     sponge = null;
@@ -69,24 +77,31 @@ function loadSponge(): WasmSponge | null {
   return sponge;
 }
 
-/** keccak256 through the WebAssembly sponge: the input is padded in its memory, then absorbed. */
-function keccakWasm(wasm: WasmSponge, hex: string): string {
-  const length = hex.length >>> 1;
+/**
+ * keccak256 through the WebAssembly sponge: hex is decoded straight into its memory (no
+ * intermediate bytes), padded and absorbed, and the digest read back as hex in place.
+ */
+function keccakWasm(wasm: WasmSponge, input: string | Uint8Array): string {
+  const length = typeof input === 'string' ? input.length >>> 1 : input.length;
   const blocks = Math.floor(length / RATE) + 1;
   const end = INPUT_AT + blocks * RATE;
   if (end > wasm.bytes.length) {
     wasm.memory.grow(Math.ceil((end - wasm.bytes.length) / 65_536));
     wasm.bytes = new Uint8Array(wasm.memory.buffer);
+    wasm.view = NativeBuffer?.from(wasm.memory.buffer);
   }
-  const { bytes } = wasm;
-  if (NativeBuffer) bytes.set(NativeBuffer.from(hex, 'hex'), INPUT_AT);
+  const { bytes, view } = wasm;
+  if (typeof input !== 'string') bytes.set(input, INPUT_AT);
+  else if (view) view.write(input, INPUT_AT, 'hex');
   else
     for (let i = 0; i < length; i++)
-      bytes[INPUT_AT + i] = (HEX_VALUE[hex.charCodeAt(2 * i)]! << 4) | HEX_VALUE[hex.charCodeAt(2 * i + 1)]!;
+      bytes[INPUT_AT + i] =
+        (HEX_VALUE[input.charCodeAt(2 * i)]! << 4) | HEX_VALUE[input.charCodeAt(2 * i + 1)]!;
   bytes.fill(0, INPUT_AT + length, end);
   bytes[INPUT_AT + length] = 0x01;
   bytes[end - 1]! |= 0x80;
   wasm.absorb(blocks);
+  if (view) return view.toString('hex', 0, 32);
   let out = '';
   for (let i = 0; i < 32; i++) out += BYTE_HEX[bytes[i]!]!;
   return out;
@@ -142,10 +157,15 @@ export function keccak256HexJs(hex: string): string {
   return out;
 }
 
-/** keccak256 of a UTF-8 string, as 64 hex characters. */
+const encoder = new TextEncoder();
+
+/** keccak256 of a UTF-8 string, as 64 hex characters: its bytes go in as they are, not through hex. */
 export function keccak256Text(text: string): string {
-  if (NativeBuffer) return keccak256Hex(NativeBuffer.from(text, 'utf8').toString('hex'));
+  const bytes = encoder.encode(text);
+  if (bytes.length === 0) return EMPTY;
+  const wasm = loadSponge();
+  if (wasm) return keccakWasm(wasm, bytes);
   let hex = '';
-  for (const byte of new TextEncoder().encode(text)) hex += BYTE_HEX[byte]!;
-  return keccak256Hex(hex);
+  for (const byte of bytes) hex += BYTE_HEX[byte]!;
+  return keccak256HexJs(hex);
 }

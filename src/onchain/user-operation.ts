@@ -1,4 +1,4 @@
-import { ADDRESS_PATTERN, type Address, type Hex } from '../schemas/common.js';
+import type { Address, Hex } from '../schemas/common.js';
 import { ENTRY_POINT_V07, ENTRY_POINT_V08 } from './constants.js';
 import { addressWord, isHex, quantity, sameAddress, uintWord } from './hex.js';
 import { keccak256Hex, keccak256Text } from './keccak.js';
@@ -68,11 +68,11 @@ function uint128(value: bigint): string {
  * Reads a user operation in either JSON form (the RPC form with `factory`, `paymaster` and separate
  * gas fields, or the packed form with `initCode`, `accountGasLimits`, `gasFees`,
  * `paymasterAndData`). Any field that is missing, mistyped or out of range is returned as a problem:
- * a field that cannot be read cannot be checked.
+ * a field that cannot be read cannot be checked. `sender` is taken as the bundle schema checked it.
  */
 export function packUserOperation(
-  op: Record<string, unknown>,
-  /** Call data the caller already matched against a canonical encoding: it needs no hex check. */
+  op: Record<string, unknown> & { sender: Address },
+  /** Call data the caller already matched, lowercase, against the canonical encoding: no hex check. */
   knownCallData?: string,
 ): { op: PackedUserOperation } | { problems: string[] } {
   const problems: string[] = [];
@@ -101,12 +101,11 @@ export function packUserOperation(
     if (value && value.length !== 64) problems.push(`${name} is not 32 bytes`);
     return value;
   };
+  const half = (word: string, second: boolean) =>
+    BigInt(`0x${word.slice(second ? 32 : 0, second ? 64 : 32)}`);
 
-  const sender = op.sender;
-  if (typeof sender !== 'string' || !ADDRESS_PATTERN.test(sender)) problems.push('sender is not an address');
   const nonce = num('nonce', UINT256_MAX);
-  const callData =
-    knownCallData === undefined ? bytes('callData', false) : knownCallData.slice(2).toLowerCase();
+  const callData = knownCallData === undefined ? bytes('callData', false) : knownCallData.slice(2);
   const preVerificationGas = num('preVerificationGas', UINT256_MAX);
 
   const packed = 'accountGasLimits' in op || 'gasFees' in op || 'initCode' in op || 'paymasterAndData' in op;
@@ -114,6 +113,7 @@ export function packUserOperation(
   let accountGasLimits: string;
   let gasFees: string;
   let paymasterAndData: string;
+  let gas: GasFields | undefined;
   if (packed) {
     const mixed = RPC_ONLY.filter((name) => op[name] !== undefined && op[name] !== null);
     if (mixed.length > 0) problems.push(`mixes the packed form with RPC fields (${mixed.join(', ')})`);
@@ -126,27 +126,49 @@ export function packUserOperation(
     const factoryData = bytes('factoryData', true);
     if (!factory && factoryData) problems.push('factoryData is given without a factory');
     initCode = factory + factoryData;
-    accountGasLimits =
-      uint128(num('verificationGasLimit', UINT128_MAX)) + uint128(num('callGasLimit', UINT128_MAX));
-    gasFees = uint128(num('maxPriorityFeePerGas', UINT128_MAX)) + uint128(num('maxFeePerGas', UINT128_MAX));
+    // The RPC form gives the gas figures as numbers already: packed for the hash, kept as they are.
+    const verificationGasLimit = num('verificationGasLimit', UINT128_MAX);
+    const callGasLimit = num('callGasLimit', UINT128_MAX);
+    const maxPriorityFeePerGas = num('maxPriorityFeePerGas', UINT128_MAX);
+    const maxFeePerGas = num('maxFeePerGas', UINT128_MAX);
+    accountGasLimits = uint128(verificationGasLimit) + uint128(callGasLimit);
+    gasFees = uint128(maxPriorityFeePerGas) + uint128(maxFeePerGas);
     const paymaster = bytes('paymaster', true);
     if (paymaster && paymaster.length !== 40) problems.push('paymaster is not an address');
+    const paymasterVerificationGasLimit = paymaster ? num('paymasterVerificationGasLimit', UINT128_MAX) : 0n;
+    const paymasterPostOpGasLimit = paymaster ? num('paymasterPostOpGasLimit', UINT128_MAX) : 0n;
     paymasterAndData = paymaster
       ? paymaster +
-        uint128(num('paymasterVerificationGasLimit', UINT128_MAX)) +
-        uint128(num('paymasterPostOpGasLimit', UINT128_MAX)) +
+        uint128(paymasterVerificationGasLimit) +
+        uint128(paymasterPostOpGasLimit) +
         bytes('paymasterData', true)
       : '';
+    gas = {
+      verificationGasLimit,
+      callGasLimit,
+      preVerificationGas,
+      paymasterVerificationGasLimit,
+      paymasterPostOpGasLimit,
+      maxFeePerGas,
+      maxPriorityFeePerGas,
+    };
   }
   if (paymasterAndData && paymasterAndData.length < 104)
     problems.push('paymasterAndData is shorter than 52 bytes');
   if (problems.length > 0) return { problems };
+  gas ??= {
+    verificationGasLimit: half(accountGasLimits, false),
+    callGasLimit: half(accountGasLimits, true),
+    preVerificationGas,
+    paymasterVerificationGasLimit: paymasterAndData ? BigInt(`0x${paymasterAndData.slice(40, 72)}`) : 0n,
+    paymasterPostOpGasLimit: paymasterAndData ? BigInt(`0x${paymasterAndData.slice(72, 104)}`) : 0n,
+    maxPriorityFeePerGas: half(gasFees, false),
+    maxFeePerGas: half(gasFees, true),
+  };
   const paymaster = paymasterAndData.slice(0, 40);
-  const half = (word: string, second: boolean) =>
-    BigInt(`0x${word.slice(second ? 32 : 0, second ? 64 : 32)}`);
   return {
     op: {
-      sender: sender as Address,
+      sender: op.sender,
       nonce,
       initCode,
       callData,
@@ -155,15 +177,7 @@ export function packUserOperation(
       gasFees,
       paymasterAndData,
       paymaster: paymaster && !/^0+$/.test(paymaster) ? `0x${paymaster}` : undefined,
-      gas: {
-        verificationGasLimit: half(accountGasLimits, false),
-        callGasLimit: half(accountGasLimits, true),
-        preVerificationGas,
-        paymasterVerificationGasLimit: paymasterAndData ? BigInt(`0x${paymasterAndData.slice(40, 72)}`) : 0n,
-        paymasterPostOpGasLimit: paymasterAndData ? BigInt(`0x${paymasterAndData.slice(72, 104)}`) : 0n,
-        maxPriorityFeePerGas: half(gasFees, false),
-        maxFeePerGas: half(gasFees, true),
-      },
+      gas,
     },
   };
 }
@@ -203,8 +217,9 @@ export function userOperationHash(
 ): Hex {
   const initCodeHash =
     context.version === '0.8' && EIP7702_MARKER.test(op.initCode.slice(0, 40))
-      ? keccak256Hex(context.delegate.slice(2).toLowerCase() + op.initCode.slice(40))
+      ? keccak256Hex(context.delegate.slice(2) + op.initCode.slice(40))
       : keccak256Hex(op.initCode);
+  // Joined, not hashed part by part: V8 joins strings lazily, and one hex write costs less than many.
   const fields =
     addressWord(op.sender) +
     uintWord(op.nonce) +
@@ -214,11 +229,10 @@ export function userOperationHash(
     uintWord(op.preVerificationGas) +
     op.gasFees +
     keccak256Hex(op.paymasterAndData);
+  const chainId = uintWord(BigInt(context.chainId));
   if (context.version === '0.7') {
-    return `0x${keccak256Hex(keccak256Hex(fields) + addressWord(context.entryPoint) + uintWord(BigInt(context.chainId)))}`;
+    return `0x${keccak256Hex(keccak256Hex(fields) + addressWord(context.entryPoint) + chainId)}`;
   }
-  const domainSeparator = keccak256Hex(
-    DOMAIN_PREFIX + uintWord(BigInt(context.chainId)) + addressWord(context.entryPoint),
-  );
+  const domainSeparator = keccak256Hex(DOMAIN_PREFIX + chainId + addressWord(context.entryPoint));
   return `0x${keccak256Hex(`1901${domainSeparator}${keccak256Hex(TYPE_HASH + fields)}`)}`;
 }

@@ -5,7 +5,7 @@ import { ArgumentError } from '../errors/client-errors.js';
 import { bridgeSchemas } from '../schemas/bridge.js';
 import { ADDRESS_PATTERN, type Address } from '../schemas/common.js';
 import { SELECTOR } from './constants.js';
-import { encodeExecuteBatch, quantity, sameAddress } from './hex.js';
+import { isExecuteBatchOf, sameAddress } from './hex.js';
 import { keccak256Hex } from './keccak.js';
 import {
   entryPointVersion,
@@ -369,18 +369,19 @@ export function verifyBridgeBatch(
     fail('userOp.sender', 'the operation is not sent by the wallet', wallet, bundle.userOp.sender);
   const calls: { target: string; value: bigint; data: string }[] = [];
   bundle.calls.forEach((call, index) => {
-    const value = quantity(call.value);
+    // Hex already (the schema checked it): read, not checked again.
+    const value = call.value === '0x' ? 0n : BigInt(call.value);
     if (value !== 0n) fail('calls.value', `call ${index + 1} sends native value`, '0', call.value);
     if (call.data.length % 2 !== 0) fail('calls.data', `call ${index + 1} data is not whole bytes`);
-    calls.push({ target: call.target, value: value ?? 0n, data: call.data.toLowerCase() });
+    calls.push({ target: call.target, value, data: call.data.toLowerCase() });
   });
-  // The call data must be exactly executeBatch of the listed calls; once it matches that encoding
-  // (built from validated calls) it is known to be clean hex and needs no second check.
-  const callData = bundle.userOp.callData;
-  const canonical = typeof callData === 'string' && callData.toLowerCase() === encodeExecuteBatch(calls);
+  // The call data must be exactly executeBatch of the listed calls, word for word; once it matches
+  // (validated calls, in place) it is known to be clean hex and needs no second check.
+  const callData =
+    typeof bundle.userOp.callData === 'string' ? bundle.userOp.callData.toLowerCase() : undefined;
+  const canonical = callData !== undefined && isExecuteBatchOf(callData, calls);
   if (!canonical) {
-    const hooks =
-      typeof callData === 'string' && callData.slice(2, 10).toLowerCase() === SELECTOR.executeUserOp;
+    const hooks = callData?.slice(2, 10) === SELECTOR.executeUserOp;
     fail(
       'userOp.callData',
       hooks

@@ -1,4 +1,5 @@
-import { parseArgs, parseOptions, requestOptionsSchema } from '../core/args.js';
+import type { ApiPromise } from '../core/api-promise.js';
+import { apiCall, parseArgs } from '../core/args.js';
 import { stringifyBody } from '../core/json.js';
 import type { RequestOptions } from '../core/request-options.js';
 import type {
@@ -50,10 +51,10 @@ export class BridgeResource<T extends TransfersResource = TransfersResource> {
    * const routes = await client.bridge.routes();
    * const route = routes.find((r) => r.from.chain === 'base' && r.to.chain === 'arbitrum');
    */
-  async routes(options?: RequestOptions): Promise<BridgeRoute[]> {
-    options = parseOptions(requestOptionsSchema, options, 'bridge.routes');
-    const { data } = await callEndpoint(this.#api, ENDPOINTS.routes, {}, options);
-    return data;
+  routes(options?: RequestOptions): ApiPromise<BridgeRoute[]> {
+    return apiCall(options, 'bridge.routes', async (checked) => {
+      return (await callEndpoint(this.#api, ENDPOINTS.routes, {}, checked)).data;
+    });
   }
 
   /**
@@ -63,16 +64,17 @@ export class BridgeResource<T extends TransfersResource = TransfersResource> {
    * const quote = await client.bridge.quote({ userId, routeId, amount: '25.5' });
    * console.log(quote.amountOut, quote.gasFee, quote.gasFeeToken);
    */
-  async quote(params: BridgeQuoteParams, options?: RequestOptions): Promise<BridgeQuote> {
-    options = parseOptions(requestOptionsSchema, options, 'bridge.quote');
-    const args = parseArgs(quoteArgs, params, 'bridge.quote');
-    const { data } = await callEndpoint(
-      this.#api,
-      ENDPOINTS.quote,
-      { body: stringifyBody(args), ids: { userId: args.userId, routeId: args.routeId } },
-      options,
-    );
-    return data;
+  quote(params: BridgeQuoteParams, options?: RequestOptions): ApiPromise<BridgeQuote> {
+    return apiCall(options, 'bridge.quote', async (checked) => {
+      const args = parseArgs(quoteArgs, params, 'bridge.quote');
+      const { data } = await callEndpoint(
+        this.#api,
+        ENDPOINTS.quote,
+        { body: stringifyBody(args), ids: { userId: args.userId, routeId: args.routeId } },
+        checked,
+      );
+      return data;
+    });
   }
 
   /**
@@ -82,17 +84,18 @@ export class BridgeResource<T extends TransfersResource = TransfersResource> {
    * @example
    * const { finalAmount } = await client.bridge.feeEstimate({ routeId, amount: '100' });
    */
-  async feeEstimate(params: BridgeFeeEstimateParams, options?: RequestOptions): Promise<BridgeFeeEstimate> {
-    options = parseOptions(requestOptionsSchema, options, 'bridge.feeEstimate');
-    const args = parseArgs(feeEstimateArgs, params, 'bridge.feeEstimate');
-    const query = new URLSearchParams({ routeId: args.routeId, amount: args.amount.literal });
-    const { data } = await callEndpoint(
-      this.#api,
-      ENDPOINTS.feeEstimate,
-      { query, ids: { routeId: args.routeId } },
-      options,
-    );
-    return data;
+  feeEstimate(params: BridgeFeeEstimateParams, options?: RequestOptions): ApiPromise<BridgeFeeEstimate> {
+    return apiCall(options, 'bridge.feeEstimate', async (checked) => {
+      const args = parseArgs(feeEstimateArgs, params, 'bridge.feeEstimate');
+      const query = new URLSearchParams({ routeId: args.routeId, amount: args.amount.literal });
+      const { data } = await callEndpoint(
+        this.#api,
+        ENDPOINTS.feeEstimate,
+        { query, ids: { routeId: args.routeId } },
+        checked,
+      );
+      return data;
+    });
   }
 
   /**
@@ -105,22 +108,23 @@ export class BridgeResource<T extends TransfersResource = TransfersResource> {
    * const built = await client.bridge.construct({ userId, routeId, amount: '25.5' });
    * const all = await client.bridge.construct({ userId, routeId, maxAmount: true });
    */
-  async construct(params: BridgeConstructParams, options?: RequestOptions): Promise<BridgeConstructResult> {
-    options = parseOptions(requestOptionsSchema, options, 'bridge.construct');
-    const args = parseArgs(constructArgs, params, 'bridge.construct');
-    const body = stringifyBody({
-      userId: args.userId,
-      routeId: args.routeId,
-      ...(args.maxAmount === true ? { maxAmount: true } : { amount: args.amount }),
+  construct(params: BridgeConstructParams, options?: RequestOptions): ApiPromise<BridgeConstructResult> {
+    return apiCall(options, 'bridge.construct', async (checked) => {
+      const args = parseArgs(constructArgs, params, 'bridge.construct');
+      const body = stringifyBody({
+        userId: args.userId,
+        routeId: args.routeId,
+        ...(args.maxAmount === true ? { maxAmount: true } : { amount: args.amount }),
+      });
+      const { data } = await callEndpoint(
+        this.#api,
+        ENDPOINTS.construct,
+        { body, ids: { userId: args.userId, routeId: args.routeId } },
+        checked,
+      );
+      this.#constructed?.(args.userId, data);
+      return data;
     });
-    const { data } = await callEndpoint(
-      this.#api,
-      ENDPOINTS.construct,
-      { body, ids: { userId: args.userId, routeId: args.routeId } },
-      options,
-    );
-    this.#constructed?.(args.userId, data);
-    return data;
   }
 
   /**
@@ -129,15 +133,16 @@ export class BridgeResource<T extends TransfersResource = TransfersResource> {
    * @example
    * const { transferId } = await client.bridge.send({ userId, intentId: built.intentId, ...signed });
    */
-  async send(params: BridgeSendParams, options?: RequestOptions): Promise<BridgeSendResult> {
-    options = parseOptions(requestOptionsSchema, options, 'bridge.send');
-    const args = parseArgs(sendArgs, params, 'bridge.send');
-    const { data } = await callEndpoint(
-      this.#api,
-      ENDPOINTS.send,
-      { body: stringifyBody(args), ids: { userId: args.userId, intentId: args.intentId } },
-      options,
-    );
-    return data;
+  send(params: BridgeSendParams, options?: RequestOptions): ApiPromise<BridgeSendResult> {
+    return apiCall(options, 'bridge.send', async (checked) => {
+      const args = parseArgs(sendArgs, params, 'bridge.send');
+      const { data } = await callEndpoint(
+        this.#api,
+        ENDPOINTS.send,
+        { body: stringifyBody(args), ids: { userId: args.userId, intentId: args.intentId } },
+        checked,
+      );
+      return data;
+    });
   }
 }

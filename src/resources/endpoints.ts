@@ -1,4 +1,5 @@
 import type { RequestOptions } from '../core/request-options.js';
+import type { SpanRunner } from '../http/tracing.js';
 import type { DataTransport, Parser } from '../http/transport.js';
 import { type Me, meSchemas } from '../schemas/auth.js';
 import {
@@ -97,6 +98,8 @@ export interface CallInput {
 export interface Api {
   transport: DataTransport;
   strict: boolean;
+  /** The client's spans around a flow's steps (`bridge.execute`); absent, steps just run. */
+  span?: SpanRunner;
 }
 
 /** The one call every resource method makes: an endpoint of the table, its input, the caller's options. */

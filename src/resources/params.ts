@@ -114,12 +114,54 @@ export const listArgs = z.strictObject({
 });
 
 /**
+ * Why a path segment is refused, if it is: as sent, and as every server or proxy on the way may
+ * read it once it decodes it again (`%252e%252e` is `..` after two decodes), it must stay one
+ * segment and not be `.` or `..`, also with a `;` parameter or a NUL after it (`..;` is `..` to
+ * Tomcat behind a proxy that saw a plain name).
+ */
+export function segmentProblem(segment: string): string | undefined {
+  let form = segment;
+  for (let depth = 0; depth < 8; depth++) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(form);
+    } catch {
+      // Not decodable at all is a typo; a form that stops decoding further is plain text.
+      if (depth === 0) return 'holds a malformed percent-encoding';
+      return undefined;
+    }
+    const name = decoded.split(/[;\0]/)[0] as string;
+    if (name === '.' || name === '..' || /[/\\]/.test(decoded))
+      return 'must not hold `.` or `..` segments or encoded slashes, also encoded twice: it would leave /api/v1/s2s';
+    if (decoded === form) return undefined;
+    form = decoded;
+  }
+  return 'is percent-encoded too many times over';
+}
+
+/**
+ * Whether a `params` value would leave its segment: encoded it is one segment for the SDK, but a
+ * proxy that decodes `%2F` reads `../..` as a way out of the prefix. A lone surrogate cannot be
+ * encoded at all.
+ */
+export function paramProblem(value: string): boolean {
+  let encoded: string;
+  try {
+    encoded = encodeURIComponent(value);
+  } catch {
+    return true;
+  }
+  return segmentProblem(encoded) !== undefined;
+}
+
+/**
  * An id that becomes a path segment. Encoding keeps a slash inside one segment, but `.` and `..`
  * would still be read as dot segments (the list endpoint, another path) by the URL parser or a
- * proxy, and encoded dots or separators by a proxy that decodes once more: all are refused.
+ * proxy, and encoded dots or separators, or `..;`, by a proxy that decodes once more: all are
+ * refused.
  */
 const pathId = nonEmptyString.refine(
-  (value) => value !== '.' && value !== '..' && !/[/\\]|%2e|%2f|%5c/i.test(value),
+  (value) => value !== '.' && value !== '..' && !/[/\\]|%2e|%2f|%5c/i.test(value) && !paramProblem(value),
   'must be an id: no slashes, no "." or ".." segments',
 );
 
@@ -137,6 +179,16 @@ export const waitOptionsSchema = requestOptionsSchema
     totalTimeoutMs: durationMs.optional(),
     pollIntervalMs: durationMs.optional(),
     maxPollIntervalMs: durationMs.optional(),
+    phaseTimeoutsMs: z
+      .strictObject(
+        {
+          sourceConfirmation: durationMs.optional(),
+          delivery: durationMs.optional(),
+          refund: durationMs.optional(),
+        },
+        { error: 'must be an object with any of sourceConfirmation, delivery, refund' },
+      )
+      .optional(),
   })
   // `timeoutMs` is the deprecated name of `totalTimeoutMs` here: two answers to one question.
   .refine((options) => options.timeoutMs === undefined || options.totalTimeoutMs === undefined, {

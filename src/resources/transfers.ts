@@ -1,4 +1,5 @@
-import { parseArgs, parseOptions, requestOptionsSchema } from '../core/args.js';
+import { type ApiPromise, withSink } from '../core/api-promise.js';
+import { apiCall, parseArgs, parseOptions, requestOptionsSchema } from '../core/args.js';
 import { Page, PagePromise } from '../core/pagination.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { ResponseValidationError } from '../errors/client-errors.js';
@@ -29,9 +30,23 @@ export class TransfersResource {
    * for await (const t of client.bridge.transfers.list({ userId, status: 'delivered' })) console.log(t.transferId);
    */
   list(params: TransferListParams, options?: RequestOptions): PagePromise<BridgeTransfer> {
-    return new PagePromise(async () => {
-      const args = parseArgs(listArgs, params, 'bridge.transfers.list');
-      options = parseOptions(requestOptionsSchema, options, 'bridge.transfers.list');
+    // Read now, as every other method does: a change to the caller's objects before the first
+    // `await` is not sent. A problem still rejects the first use, not the call.
+    let read: { args: ReturnType<typeof listArgs.parse>; checked: RequestOptions | undefined } | undefined;
+    let problem: unknown;
+    try {
+      read = {
+        args: parseArgs(listArgs, params, 'bridge.transfers.list'),
+        checked: parseOptions(requestOptionsSchema, options, 'bridge.transfers.list'),
+      };
+    } catch (error) {
+      problem = error;
+    }
+    return new PagePromise(async (sink) => {
+      if (!read) throw problem;
+      const { args, checked } = read;
+      // Only the first page's answer is the list call's own (`withResponse`).
+      let pageOptions: RequestOptions | undefined = withSink(checked, sink);
       const seen = new Set<string>();
       const fetchPage = async (cursor: string | undefined): Promise<Page<BridgeTransfer>> => {
         const query = new URLSearchParams({ userId: args.userId });
@@ -42,8 +57,9 @@ export class TransfersResource {
           this.#api,
           ENDPOINTS.transfers,
           { query, ids: { userId: args.userId } },
-          options,
+          pageOptions,
         );
+        pageOptions = checked;
         // A cursor seen before would make `for await` loop forever.
         if (nextCursor !== null && seen.has(nextCursor)) {
           throw new ResponseValidationError({
@@ -68,19 +84,20 @@ export class TransfersResource {
    * @example
    * const transfer = await client.bridge.transfers.get({ userId, transferId });
    */
-  async get(params: TransferGetParams, options?: RequestOptions): Promise<BridgeTransfer> {
-    options = parseOptions(requestOptionsSchema, options, 'bridge.transfers.get');
-    const args = parseArgs(getArgs, params, 'bridge.transfers.get');
-    const { data } = await callEndpoint(
-      this.#api,
-      ENDPOINTS.transfer,
-      {
-        params: { transferId: args.transferId },
-        query: new URLSearchParams({ userId: args.userId }),
-        ids: { userId: args.userId, transferId: args.transferId },
-      },
-      options,
-    );
-    return data;
+  get(params: TransferGetParams, options?: RequestOptions): ApiPromise<BridgeTransfer> {
+    return apiCall(options, 'bridge.transfers.get', async (checked) => {
+      const args = parseArgs(getArgs, params, 'bridge.transfers.get');
+      const { data } = await callEndpoint(
+        this.#api,
+        ENDPOINTS.transfer,
+        {
+          params: { transferId: args.transferId },
+          query: new URLSearchParams({ userId: args.userId }),
+          ids: { userId: args.userId, transferId: args.transferId },
+        },
+        checked,
+      );
+      return data;
+    });
   }
 }

@@ -81,11 +81,12 @@ export function adminApi(host: AdminHost): Mount {
     handle: ({ method, path, body }) => {
       const name = path.replace(/^\//, '');
       if (name === 'callbacks' || name === 'routes') {
-        if (method !== 'GET') throw new HttpFailure(405, 'METHOD_NOT_ALLOWED', 'use GET');
+        if (method !== 'GET')
+          throw new HttpFailure(405, 'METHOD_NOT_ALLOWED', 'use GET', {}, { allow: 'GET' });
         return dataResponse(name === 'callbacks' ? host.deliveries() : host.routes());
       }
       if (method !== 'POST' && (name === 'reset' || ADMIN_OPERATIONS.includes(name as never)))
-        throw new HttpFailure(405, 'METHOD_NOT_ALLOWED', 'use POST');
+        throw new HttpFailure(405, 'METHOD_NOT_ALLOWED', 'use POST', {}, { allow: 'POST' });
       if (name === 'reset') return dataResponse(host.reset());
       if (!ADMIN_OPERATIONS.includes(name as never))
         throw new HttpFailure(404, 'NOT_FOUND', `no admin operation ${JSON.stringify(name.slice(0, 80))}`);

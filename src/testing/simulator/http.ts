@@ -26,15 +26,27 @@ export interface Mount {
 
 export type FetchFunction = (input: Request | URL | string, init?: RequestInit) => Promise<Response>;
 
-/** A fetch function that answers as the service would, from the first mount whose prefix matches. */
+/**
+ * A fetch function that answers as the service would, from the first mount whose prefix matches;
+ * a path under no mount is a 404 in the error envelope, without looking at any token.
+ */
 export function simulatorFetch(mounts: readonly Mount[]): FetchFunction {
-  return async (input, init) => {
+  let answered = 0;
+  // Every answer names itself, as the service's gateway does, so `requestId` can be followed in tests.
+  const named = (response: Response) => {
+    response.headers.set('x-request-id', `req_sim_${(++answered).toString().padStart(6, '0')}`);
+    return response;
+  };
+  const answer: FetchFunction = async (input, init) => {
     const where = 'PartnerSimulator.fetch';
     const request = readArgs(where, () =>
       input instanceof Request && init === undefined ? input : new Request(input, init),
     );
     const url = new URL(request.url);
-    const mount = mounts.find(({ prefix }) => url.pathname.startsWith(prefix));
+    // A prefix is whole segments: /api/v1/s2sx is not under /api/v1/s2s.
+    const mount = mounts.find(
+      ({ prefix }) => url.pathname === prefix || url.pathname.startsWith(`${prefix}/`),
+    );
     if (!mount) return failure(new HttpFailure(404, 'NOT_FOUND', 'unknown path'));
     const path = url.pathname.slice(mount.prefix.length);
     // A body stream of the caller's that errors is theirs too: rethrown inside readArgs to be typed.
@@ -60,6 +72,7 @@ export function simulatorFetch(mounts: readonly Mount[]): FetchFunction {
       throw error;
     }
   };
+  return async (input, init) => named(await answer(input, init));
 }
 
 /** Serves `fetch` over HTTP on `host`, 127.0.0.1 unless told (`port` 0: any free port). */

@@ -1,0 +1,148 @@
+/**
+ * The promise every data method returns: awaited, it is the parsed `data`; `.withResponse()` also
+ * gives the HTTP answer it came from (openai-node's shape). The transport reports each answer to
+ * the call through a sink carried in its options, so flows made of several requests report the
+ * last one, and nothing is kept once the call settles.
+ */
+
+import { ArgumentError } from '../errors/client-errors.js';
+
+/** Where a call's answers are reported; internal, carried in the options under `RESPONSE_SINK`. */
+export const RESPONSE_SINK: unique symbol = Symbol('partner-s2s-sdk.responseSink');
+
+export type ResponseSink = (response: Response, requestId: string | undefined) => void;
+
+/** What `.withResponse()` resolves to. */
+export interface WithResponse<T> {
+  /** What awaiting the promise gives. */
+  data: T;
+  /**
+   * The HTTP answer of the call's last request, its body already read. For a flow of several
+   * requests (`execute`, `wait`), the one its result came from.
+   */
+  response: Response;
+  /** The answer's `x-request-id`, to quote to the service's support. */
+  requestId: string | undefined;
+}
+
+interface Reported {
+  response: Response | undefined;
+  requestId: string | undefined;
+}
+
+/** The sink a call passes down, reporting also to the call it runs inside of (a flow), if any. */
+export function sinkOf(options: object | undefined): ResponseSink | undefined {
+  try {
+    const sink = (options as { [RESPONSE_SINK]?: unknown } | undefined)?.[RESPONSE_SINK];
+    return typeof sink === 'function' ? (sink as ResponseSink) : undefined;
+  } catch {
+    // Hostile options (a throwing proxy) are refused by the options check, as an ArgumentError.
+    return undefined;
+  }
+}
+
+/** Options with `sink` attached; the caller's object is never changed. */
+export function withSink<O extends object>(options: O | undefined, sink: ResponseSink): O {
+  return { ...(options as O), [RESPONSE_SINK]: sink };
+}
+
+/**
+ * What every data method returns: a `Promise` of the parsed data, plus `.withResponse()` for the
+ * HTTP answer and its request id. The SDK makes them; there is no need to construct one.
+ *
+ * @example
+ * const { data: routes, requestId, response } = await client.bridge.routes().withResponse();
+ * console.log(response.status, requestId);
+ */
+export class ApiPromise<T> extends Promise<T> {
+  readonly #result: Promise<{ data: T; reported: Reported }>;
+  #data: Promise<T> | undefined;
+
+  /**
+   * Starts `run` at once. `run` gets the sink to put in the options of the requests it makes;
+   * `parent` is the sink of the call this one runs inside of, which is told of the answers too.
+   */
+  constructor(run: (sink: ResponseSink) => Promise<T>, parent?: ResponseSink) {
+    // The base promise is never observed: every way to read this one goes through `#result`.
+    super((resolve) => resolve(undefined as T));
+    if (typeof run !== 'function' || (parent !== undefined && typeof parent !== 'function')) {
+      throw new ArgumentError({
+        where: 'ApiPromise',
+        issues: [{ path: typeof run !== 'function' ? 'run' : 'parent', message: 'must be a function' }],
+      });
+    }
+    const reported: Reported = { response: undefined, requestId: undefined };
+    const sink: ResponseSink = (response, requestId) => {
+      reported.response = response;
+      reported.requestId = requestId;
+      parent?.(response, requestId);
+    };
+    let started: Promise<T>;
+    try {
+      started = run(sink);
+    } catch (error) {
+      started = Promise.reject(error);
+    }
+    this.#result = started.then((data) => ({ data, reported }));
+  }
+
+  /** Runs `run` with the sink of the call `options` belong to (if any) as parent. */
+  static start<T>(options: object | undefined, run: (sink: ResponseSink) => Promise<T>): ApiPromise<T> {
+    return new ApiPromise(run, sinkOf(options));
+  }
+
+  // `then` of a Promise subclass builds results through `this.constructor`: plain promises here.
+  static override get [Symbol.species]() {
+    return Promise;
+  }
+
+  // `ApiPromise.resolve(x)`, `ApiPromise.all([...])` and the other statics would construct an
+  // ApiPromise around their own executor, which is no `run`, and throw a TypeError. They give plain
+  // promises, as their declared types say, so that a test double can be made with them.
+  static {
+    for (const name of ['resolve', 'reject', 'all', 'allSettled', 'any', 'race', 'withResolvers', 'try']) {
+      const method = (Promise as unknown as Record<string, unknown>)[name];
+      if (typeof method === 'function')
+        Object.defineProperty(ApiPromise, name, {
+          value: method.bind(Promise),
+          writable: true,
+          configurable: true,
+        });
+    }
+  }
+
+  #value(): Promise<T> {
+    this.#data ??= this.#result.then(({ data }) => data);
+    return this.#data;
+  }
+
+  /**
+   * The data together with the HTTP answer and its request id.
+   *
+   * @example
+   * const { data, response, requestId } = await client.bridge.transfers.get({ userId, transferId }).withResponse();
+   */
+  withResponse(): Promise<WithResponse<T>> {
+    return this.#result.then(({ data, reported }) => ({
+      data,
+      response: reported.response as Response,
+      requestId: reported.requestId,
+    }));
+  }
+
+  // biome-ignore lint/suspicious/noThenProperty: an ApiPromise is a promise.
+  override then<R1 = T, R2 = never>(
+    onfulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null,
+    onrejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
+  ): Promise<R1 | R2> {
+    return this.#value().then(onfulfilled, onrejected);
+  }
+
+  override catch<R = never>(onrejected?: ((reason: unknown) => R | PromiseLike<R>) | null): Promise<T | R> {
+    return this.#value().catch(onrejected);
+  }
+
+  override finally(onfinally?: (() => void) | null): Promise<T> {
+    return this.#value().finally(onfinally);
+  }
+}
