@@ -86,51 +86,59 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
  * CR, LF and NUL are refused (they would split the header), and so is a character above U+00FF,
  * which fetch cannot send. The values are never shown in an error.
  */
-export const headersSchema = z
-  .record(z.string(), z.union([z.string(), z.null(), z.undefined()]), {
-    error: 'must be an object of header values',
-  })
-  .superRefine((headers, ctx) => {
-    for (const [name, value] of Object.entries(headers)) {
-      if (!HEADER_NAME.test(name))
-        ctx.addIssue({ code: 'custom', path: [name], message: 'is not a valid header name' });
-      else if (RESERVED_HEADERS.has(name.toLowerCase()))
-        ctx.addIssue({ code: 'custom', path: [name], message: 'is set by the SDK and cannot be overridden' });
-      if (typeof value === 'string' && /[\r\n\0]/.test(value))
-        ctx.addIssue({ code: 'custom', path: [name], message: 'must not contain CR, LF or NUL' });
-      // fetch throws on such a value at every attempt: a ConnectionError after all the retries.
-      else if (typeof value === 'string' && /[\u0100-\uffff]/.test(value))
-        ctx.addIssue({
-          code: 'custom',
-          path: [name],
-          message: 'must be Latin-1 (no character above U+00FF): percent-encode other text',
-        });
-    }
-  })
-  .transform((headers) => {
-    const out: Record<string, string | null> = {};
-    for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = value ?? null;
-    return out;
-  });
+export const headersSchema = z.lazy(() =>
+  z
+    .record(z.string(), z.union([z.string(), z.null(), z.undefined()]), {
+      error: 'must be an object of header values',
+    })
+    .superRefine((headers, ctx) => {
+      for (const [name, value] of Object.entries(headers)) {
+        if (!HEADER_NAME.test(name))
+          ctx.addIssue({ code: 'custom', path: [name], message: 'is not a valid header name' });
+        else if (RESERVED_HEADERS.has(name.toLowerCase()))
+          ctx.addIssue({
+            code: 'custom',
+            path: [name],
+            message: 'is set by the SDK and cannot be overridden',
+          });
+        if (typeof value === 'string' && /[\r\n\0]/.test(value))
+          ctx.addIssue({ code: 'custom', path: [name], message: 'must not contain CR, LF or NUL' });
+        // fetch throws on such a value at every attempt: a ConnectionError after all the retries.
+        else if (typeof value === 'string' && /[\u0100-\uffff]/.test(value))
+          ctx.addIssue({
+            code: 'custom',
+            path: [name],
+            message: 'must be Latin-1 (no character above U+00FF): percent-encode other text',
+          });
+      }
+    })
+    .transform((headers) => {
+      const out: Record<string, string | null> = {};
+      for (const [name, value] of Object.entries(headers)) out[name.toLowerCase()] = value ?? null;
+      return out;
+    }),
+);
 
 /**
  * Fields of a fetch init the caller may add to (a `dispatcher`, `keepalive`, …), copied once here:
  * read at each attempt, a throwing proxy would fail the call after it started and a getter could
  * answer differently at each retry.
  */
-export const fetchOptionsSchema = z
-  .custom<Record<string, unknown>>(
-    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-    'must be an object of fetch init fields',
-  )
-  .transform((value, ctx) => {
-    try {
-      return { ...value };
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'could not be read: reading its fields threw' });
-      return z.NEVER;
-    }
-  });
+export const fetchOptionsSchema = z.lazy(() =>
+  z
+    .custom<Record<string, unknown>>(
+      (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+      'must be an object of fetch init fields',
+    )
+    .transform((value, ctx) => {
+      try {
+        return { ...value };
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'could not be read: reading its fields threw' });
+        return z.NEVER;
+      }
+    }),
+);
 
 /** The options every method takes; unknown keys are left alone so that options can grow. */
 export const requestOptionsSchema = z.looseObject({
