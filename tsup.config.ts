@@ -50,7 +50,7 @@ export default defineConfig({
   platform: 'node',
   dts: { compilerOptions: { ignoreDeprecations: '6.0' } },
   // No source maps: they were 40% of the package, and pointed at sources it does not ship. The
-  // build is not minified, and each chunk names the source file of every part it holds.
+  // build is not minified, and a chunk made of several source files marks where each begins.
   sourcemap: false,
   clean: true,
   splitting: true,

@@ -104,9 +104,10 @@ const maps = packed.files
 const declarations = packed.files
   .filter((file) => /\.d\.c?ts$/.test(file.path))
   .reduce((sum, file) => sum + file.size, 0);
+const parts = [...(maps > 0 ? [`source maps ${kb(maps)}`] : []), `declarations ${kb(declarations)}`];
 console.log(
   `\npacked ${kb(packed.size)}, unpacked ${kb(packed.unpackedSize)} in ${packed.files.length} files ` +
-    `(source maps ${kb(maps)}, declarations ${kb(declarations)})`,
+    `(${parts.join(', ')})`,
 );
 for (const file of packed.files) {
   if (file.path.includes('metafile')) failures.push(`${file.path} is in the package`);
