@@ -54,19 +54,25 @@ afterEach(async () => {
   sim?.close();
 });
 
+/** The simulator over HTTP, a proxy in front of it, and an undici dispatcher through that proxy. */
+async function simulatorBehindProxy() {
+  sim = createPartnerSimulator();
+  const server = await sim.listen();
+  cleanups.push(server.close);
+  const proxy = await startProxy();
+  cleanups.push(proxy.close);
+  const dispatcher = new ProxyAgent(proxy.url);
+  cleanups.push(() => dispatcher.close());
+  return { server, proxy, dispatcher };
+}
+
 describe('the proxy recipe: undici fetch with a ProxyAgent dispatcher', () => {
   it('sends the token request and every call through a real local proxy', async () => {
-    sim = createPartnerSimulator();
-    const server = await sim.listen();
-    cleanups.push(server.close);
-    const proxy = await startProxy();
-    cleanups.push(proxy.close);
-    const dispatcher = new ProxyAgent(proxy.url);
-    cleanups.push(() => dispatcher.close());
+    const { server, proxy, dispatcher } = await simulatorBehindProxy();
 
     const client = new PartnerClient({
       baseUrl: server.url,
-      ...sim.demo.credentials,
+      ...(sim as PartnerSimulator).demo.credentials,
       fetch: undiciFetch,
       fetchOptions: { dispatcher },
     });
@@ -82,14 +88,12 @@ describe('the proxy recipe: undici fetch with a ProxyAgent dispatcher', () => {
   });
 
   it('takes the dispatcher per call too', async () => {
-    sim = createPartnerSimulator();
-    const server = await sim.listen();
-    cleanups.push(server.close);
-    const proxy = await startProxy();
-    cleanups.push(proxy.close);
-    const dispatcher = new ProxyAgent(proxy.url);
-    cleanups.push(() => dispatcher.close());
-    const client = new PartnerClient({ baseUrl: server.url, ...sim.demo.credentials, fetch: undiciFetch });
+    const { server, proxy, dispatcher } = await simulatorBehindProxy();
+    const client = new PartnerClient({
+      baseUrl: server.url,
+      ...(sim as PartnerSimulator).demo.credentials,
+      fetch: undiciFetch,
+    });
     await client.getScopes();
     expect(proxy.seen).toEqual([]);
     await client.bridge.routes({ fetchOptions: { dispatcher } });
