@@ -458,7 +458,7 @@ export class PartnerClient {
     }
     this.baseUrl = this.#shared.baseUrl;
     this.#clientId = this.#shared.clientId;
-    const level = config.logLevel ?? logLevelFromEnv().level ?? 'off';
+    const level = config.logLevel ?? logLevelFromEnv() ?? 'off';
     attachLogger(this.#events, config.logger ?? console, level);
     // Auth wraps the transport: every data call goes out with a bearer token through it.
     this.#auth = new BearerAuth(transport, this.#shared.tokens);
@@ -547,14 +547,7 @@ export class PartnerClient {
    * const portfolio = await client.get('/users/{userId}/portfolio', { params: { userId }, schema: Portfolio });
    */
   get<T = unknown>(path: string, request?: ApiRequestInit<T>, options?: RequestOptions): ApiPromise<T> {
-    return apiCall(options, 'PartnerClient.get', (checked) =>
-      callAny(
-        this.#api,
-        { ...readInit('PartnerClient.get', request), method: 'GET', path },
-        checked,
-        'PartnerClient.get',
-      ),
-    );
+    return this.#shorthand('GET', path, request, options);
   }
 
   /**
@@ -565,13 +558,19 @@ export class PartnerClient {
    * const user = await client.post('/users', { body: { email }, scopes: ['users:write'], schema: User });
    */
   post<T = unknown>(path: string, request?: ApiRequestInit<T>, options?: RequestOptions): ApiPromise<T> {
-    return apiCall(options, 'PartnerClient.post', (checked) =>
-      callAny(
-        this.#api,
-        { ...readInit('PartnerClient.post', request), method: 'POST', path },
-        checked,
-        'PartnerClient.post',
-      ),
+    return this.#shorthand('POST', path, request, options);
+  }
+
+  /** `get` and `post`: `request` with the shorthand's method, named as the shorthand in errors. */
+  #shorthand<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    request: ApiRequestInit<T> | undefined,
+    options: RequestOptions | undefined,
+  ): ApiPromise<T> {
+    const where = `PartnerClient.${method.toLowerCase()}`;
+    return apiCall(options, where, (checked) =>
+      callAny(this.#api, { ...readInit(where, request), method, path }, checked, where),
     );
   }
 

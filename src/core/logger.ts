@@ -25,20 +25,19 @@ function rank(level: LogLevel): number {
  * The level from `PARTNER_S2S_LOG`, when it names one. Read through `globalThis.process` so that a
  * runtime without it (or without access to the environment, Deno without `--allow-env`) logs nothing.
  */
-export function logLevelFromEnv(): { level: LogLevel | undefined; invalid: string | undefined } {
+export function logLevelFromEnv(): LogLevel | undefined {
   let raw: unknown;
   try {
     raw = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[
       LOG_LEVEL_ENV
     ];
   } catch {
-    return { level: undefined, invalid: undefined };
+    return undefined;
   }
-  if (typeof raw !== 'string' || raw.trim() === '') return { level: undefined, invalid: undefined };
+  if (typeof raw !== 'string') return undefined;
   const value = raw.trim().toLowerCase();
-  return (LOG_LEVELS as readonly string[]).includes(value)
-    ? { level: value as LogLevel, invalid: undefined }
-    : { level: undefined, invalid: raw.slice(0, 40) };
+  // A value that names no level is ignored, as an unset variable is: logging stays off.
+  return (LOG_LEVELS as readonly string[]).includes(value) ? (value as LogLevel) : undefined;
 }
 
 const PREFIX = 'partner-s2s-sdk:';

@@ -1,4 +1,4 @@
-import { type ApiPromise, sinkOf, withSink } from '../core/api-promise.js';
+import { type ApiPromise, type ResponseSink, sinkOf, withSink } from '../core/api-promise.js';
 import { apiCall, parseArgs } from '../core/args.js';
 import { stringifyBody } from '../core/json.js';
 import type { RequestOptions } from '../core/request-options.js';
@@ -49,9 +49,10 @@ export class Transfers extends TransfersResource {
         const args = parseArgs(waitArgs, params, 'bridge.transfers.wait');
         // Each read carries the wait's headers and fetch options, and reports its answer to the wait.
         const { headers, fetchOptions } = checked;
+        // `apiCall` gave `checked` the wait's sink.
         const passOn = withSink<RequestOptions>(
           { ...(headers ? { headers } : {}), ...(fetchOptions ? { fetchOptions } : {}) },
-          sinkOf(checked) ?? (() => {}),
+          sinkOf(checked) as ResponseSink,
         );
         return pollTransfer(
           (readOptions) =>

@@ -112,79 +112,84 @@ function fill(template: string, params: Readonly<Record<string, string>>): strin
   return template.replace(PLACEHOLDER, (_, name: string) => encodeURIComponent(params[name] as string));
 }
 
-const querySchema = z.union([
-  // A copy read through the class's own method: a subclass's `toString` or iterator could say
-  // anything, and differently at each retry.
-  z.instanceof(URLSearchParams).transform((query, ctx) => {
-    try {
-      return new URLSearchParams(URLSearchParams.prototype.toString.call(query));
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'must be a real URLSearchParams or an object of values' });
-      return z.NEVER;
-    }
-  }),
-  z.record(
-    z.string(),
-    z.union([
-      z.string(),
-      z.number().finite(),
-      z.boolean(),
-      z.undefined(),
-      z.array(z.union([z.string(), z.number().finite(), z.boolean()])),
-    ]),
-  ),
-]);
-
-const requestSchema = z
-  .strictObject({
-    method: z.enum(METHODS, { error: `must be one of ${METHODS.join(', ')}` }).optional(),
-    path: z.string({ error: 'must be a string' }),
-    params: z.record(z.string(), z.string({ error: 'must be a string' })).optional(),
-    query: querySchema.optional(),
-    body: z.unknown().optional(),
-    scopes: z.array(z.string()).optional(),
-    schema: z
-      .custom<Parser<unknown>>(
-        (value) =>
-          typeof value === 'object' &&
-          value !== null &&
-          typeof (value as { safeParse?: unknown }).safeParse === 'function',
-        'must be a zod schema (anything with safeParse)',
-      )
-      .optional(),
-    unwrap: z.boolean().optional(),
-    idempotent: z.boolean().optional(),
-  })
-  .superRefine((value, ctx) => {
-    const problem = pathProblem(value.path);
-    if (problem) {
-      ctx.addIssue({ code: 'custom', path: ['path'], message: problem });
-      return;
-    }
-    const names = [...value.path.matchAll(PLACEHOLDER)].map((match) => match[1] as string);
-    const params = value.params ?? {};
-    let fillable = true;
-    for (const name of names) {
-      // Own values only: `{constructor}` must not be filled from Object.prototype.
-      const given = Object.hasOwn(params, name) ? params[name] : undefined;
-      let message: string | undefined;
-      if (given === undefined) message = 'is named in path but not given';
-      else if (given.length === 0) message = 'must not be empty';
-      else if (paramProblem(given))
-        message =
-          'must not be `.` or `..` or hold a slash, also once percent-decoded: it would leave its segment';
-      if (message) {
-        fillable = false;
-        ctx.addIssue({ code: 'custom', path: ['params', name], message });
+// Built on the first `client.request`, not at import, like the SDK's other schemas.
+const querySchema = z.lazy(() =>
+  z.union([
+    // A copy read through the class's own method: a subclass's `toString` or iterator could say
+    // anything, and differently at each retry.
+    z.instanceof(URLSearchParams).transform((query, ctx) => {
+      try {
+        return new URLSearchParams(URLSearchParams.prototype.toString.call(query));
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a real URLSearchParams or an object of values' });
+        return z.NEVER;
       }
-    }
-    // Values that pass alone may still make a way out together (`%2` and `e%2e` in `{a}{b}`).
-    const joined = fillable && names.length > 0 ? segmentsProblem(fill(value.path, params)) : undefined;
-    if (joined)
-      ctx.addIssue({ code: 'custom', path: ['params'], message: `once filled into path, ${joined}` });
-    if (value.body !== undefined && (value.method ?? 'GET') === 'GET')
-      ctx.addIssue({ code: 'custom', path: ['body'], message: 'a GET has no body: use `query`' });
-  });
+    }),
+    z.record(
+      z.string(),
+      z.union([
+        z.string(),
+        z.number().finite(),
+        z.boolean(),
+        z.undefined(),
+        z.array(z.union([z.string(), z.number().finite(), z.boolean()])),
+      ]),
+    ),
+  ]),
+);
+
+const requestSchema = z.lazy(() =>
+  z
+    .strictObject({
+      method: z.enum(METHODS, { error: `must be one of ${METHODS.join(', ')}` }).optional(),
+      path: z.string({ error: 'must be a string' }),
+      params: z.record(z.string(), z.string({ error: 'must be a string' })).optional(),
+      query: querySchema.optional(),
+      body: z.unknown().optional(),
+      scopes: z.array(z.string()).optional(),
+      schema: z
+        .custom<Parser<unknown>>(
+          (value) =>
+            typeof value === 'object' &&
+            value !== null &&
+            typeof (value as { safeParse?: unknown }).safeParse === 'function',
+          'must be a zod schema (anything with safeParse)',
+        )
+        .optional(),
+      unwrap: z.boolean().optional(),
+      idempotent: z.boolean().optional(),
+    })
+    .superRefine((value, ctx) => {
+      const problem = pathProblem(value.path);
+      if (problem) {
+        ctx.addIssue({ code: 'custom', path: ['path'], message: problem });
+        return;
+      }
+      const names = [...value.path.matchAll(PLACEHOLDER)].map((match) => match[1] as string);
+      const params = value.params ?? {};
+      let fillable = true;
+      for (const name of names) {
+        // Own values only: `{constructor}` must not be filled from Object.prototype.
+        const given = Object.hasOwn(params, name) ? params[name] : undefined;
+        let message: string | undefined;
+        if (given === undefined) message = 'is named in path but not given';
+        else if (given.length === 0) message = 'must not be empty';
+        else if (paramProblem(given))
+          message =
+            'must not be `.` or `..` or hold a slash, also once percent-decoded: it would leave its segment';
+        if (message) {
+          fillable = false;
+          ctx.addIssue({ code: 'custom', path: ['params', name], message });
+        }
+      }
+      // Values that pass alone may still make a way out together (`%2` and `e%2e` in `{a}{b}`).
+      const joined = fillable && names.length > 0 ? segmentsProblem(fill(value.path, params)) : undefined;
+      if (joined)
+        ctx.addIssue({ code: 'custom', path: ['params'], message: `once filled into path, ${joined}` });
+      if (value.body !== undefined && (value.method ?? 'GET') === 'GET')
+        ctx.addIssue({ code: 'custom', path: ['body'], message: 'a GET has no body: use `query`' });
+    }),
+);
 
 /** JSON of a caller's body; a bigint or a non-finite number is refused rather than rounded or nulled. */
 function serialiseBody(body: unknown, where: string): string {
