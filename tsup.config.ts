@@ -2,11 +2,16 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
 
 /**
- * The runtime packages (zod, p-retry, eventemitter3, viem) are `dependencies` and stay external:
+ * The runtime packages p-retry, eventemitter3 and viem are `dependencies` and stay external:
  * `npm ls` and `npm audit` see them, and a partner who already has one shares its copy. tsup
  * keeps external what `dependencies` and `peerDependencies` list and bundles anything else a
  * source file imports, so a package that ends up bundled is found in esbuild's metafiles, given
  * its licence notice here, and named by `npm run check:package`.
+ *
+ * zod is a devDependency, so it is bundled: zod 4.6 imports its 64 locale modules from every entry
+ * point, which cost the SDK's import more than all of its own code (bench/README, "Cold import").
+ * The sources import it as a namespace (`import * as z`), which lets esbuild keep only what they
+ * use (zod marks itself free of side effects), English messages included, locales left out.
  */
 const metafiles = ['dist/metafile-esm.json', 'dist/metafile-cjs.json'];
 

@@ -31,6 +31,18 @@ for (const [format, { inputs, outputs }] of Object.entries(formats)) {
     const at = input.lastIndexOf('node_modules/');
     if (at >= 0) bundled.add(packageOf(input.slice(at + 'node_modules/'.length)));
   }
+  // zod is bundled for its import cost, most of which is its locales: one that comes back (from
+  // `import { z }` instead of `import * as z`, say) brings all 64 and 550 kB with it. The inputs
+  // above list what esbuild read; what the outputs hold is what tree shaking kept.
+  const kept = new Set();
+  for (const output of Object.values(outputs)) {
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs ?? {}))
+      if (bytesInOutput > 0 && /node_modules\/zod\/.*\/locales\/(?!en\.js$)/.test(input)) kept.add(input);
+  }
+  if (kept.size > 0)
+    failures.push(
+      `${format} build bundles ${kept.size} zod locale modules besides English, e.g. ${[...kept][0]}`,
+    );
   for (const [file, output] of Object.entries(outputs)) {
     for (const { path, external } of output.imports) {
       if (!external || path.startsWith('node:') || builtins.has(path)) continue;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
-import { z } from 'zod';
+import * as z from 'zod';
 import { BearerAuth } from './auth/bearer.js';
 import { basicAuthorization, fetchToken } from './auth/token-endpoint.js';
 import { TokenProvider } from './auth/token-provider.js';

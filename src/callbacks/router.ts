@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { z } from 'zod';
+import * as z from 'zod';
 import { byteCount, checkListener, durationMs, parseArgs, withMethods } from '../core/args.js';
 import {
   CallbackBusyError,

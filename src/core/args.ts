@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { isPartnerError } from '../errors/base.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import { toIssues } from '../schemas/issues.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { type AmountInput, decimalLiteral } from '../core/amounts.js';
 import { durationMs, nonEmptyString, requestOptionsSchema, withMethods } from '../core/args.js';
 import { JsonNumber } from '../core/json.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseArgs } from '../core/args.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { ArgumentError } from '../errors/client-errors.js';

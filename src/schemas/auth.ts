@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { openEnum, record } from './common.js';
 
 /** Every scope the specification names. New ones may appear; they arrive as plain strings. */

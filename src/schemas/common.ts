@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** A decimal amount in a token's own units, exactly as on the wire, e.g. `"25.5"`. */
 export type DecimalString = string;

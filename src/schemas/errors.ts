@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /*
  * Error answers are read leniently: an error must always become an error, so a field that does

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { durationMs } from '../core/args.js';
 import { type BridgeTransfer, bridgeSchemas, TRANSFER_STATES } from '../schemas/bridge.js';
 import { ADDRESS_PATTERN, type Address, type Hex, matching } from '../schemas/common.js';

@@ -4,9 +4,10 @@
 //
 //   bun test/runtimes/run.mjs · deno run -A test/runtimes/run.mjs · node test/runtimes/run.mjs
 import { createServer } from 'node:http';
-import { createCallbackRouter, PartnerClient } from 'partner-s2s-sdk';
+import { createCallbackRouter, PartnerClient, ResponseValidationError } from 'partner-s2s-sdk';
 import { createPartnerSimulator } from 'partner-s2s-sdk/testing';
 import { privateKeyToAccount } from 'viem/accounts';
+import { z } from 'zod';
 
 const runtime = globalThis.Bun
   ? `bun ${Bun.version}`
@@ -54,6 +55,42 @@ await check('bridge flow on the simulator over HTTP', async () => {
   const final = await client.bridge.transfers.wait({ userId, transferId }, { pollIntervalMs: 50 });
   equal(final.status, 'delivered', 'final state');
   delivered = sim.transfer(transferId);
+});
+
+// The package bundles its own zod; the application's zod is another copy. A schema made with it
+// types an answer, and zod keeps one configuration per process, so the application's locale
+// reaches the SDK's messages as it did when both used one zod.
+await check("the application's own zod beside the bundled one", async () => {
+  const client = new PartnerClient({ baseUrl: server.url, ...sim.demo.credentials });
+  const me = await client.get('/me', { schema: z.object({ scopes: z.array(z.string()) }) });
+  if (me.scopes.length === 0) throw new Error('no scopes in the typed answer');
+  const wrong = await client.get('/me', { schema: z.object({ scopes: z.number() }) }).then(
+    () => undefined,
+    (error) => error,
+  );
+  if (!(wrong instanceof ResponseValidationError))
+    throw new Error(`a failing schema gave ${wrong}, not a ResponseValidationError`);
+  const tokenless = new PartnerClient({
+    baseUrl: 'https://partner.test',
+    clientId: 'c',
+    clientSecret: 's',
+    fetch: async () => Response.json({ expires_in: 60 }),
+  });
+  const message = () =>
+    tokenless.getScopes().then(
+      () => '',
+      (error) => error.message,
+    );
+  const before = await message();
+  if (!before.includes('expected string')) throw new Error(`unexpected message: ${before}`);
+  z.config(z.locales.de());
+  try {
+    const after = await message();
+    if (after === before || !after.includes('erwartet string'))
+      throw new Error(`the application's zod locale did not reach the SDK: ${after}`);
+  } finally {
+    z.config(z.locales.en());
+  }
 });
 
 const TOKEN = 'runtime-test-token';
