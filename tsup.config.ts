@@ -61,6 +61,10 @@ export default defineConfig({
   splitting: true,
   treeshake: true,
   metafile: true,
+  // The CommonJS build has no import.meta; core/emitter.ts needs only a file to require from.
+  esbuildOptions(options, { format }) {
+    if (format === 'cjs') options.define = { ...options.define, 'import.meta.url': '__filename' };
+  },
   async onSuccess() {
     const notices = bundledPackages().map((name) => {
       const { version } = JSON.parse(readFileSync(`node_modules/${name}/package.json`, 'utf8')) as {

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { EventEmitter } from 'eventemitter3';
 import * as z from 'zod';
 import { BearerAuth } from './auth/bearer.js';
 import { basicAuthorization, fetchToken } from './auth/token-endpoint.js';
@@ -21,6 +20,7 @@ import {
   withMethods,
 } from './core/args.js';
 import { DEFAULTS } from './core/defaults.js';
+import { EventEmitter } from './core/emitter.js';
 import { CLIENT_EVENTS, type ClientEvents } from './core/events.js';
 import { attachLogger, LOG_LEVELS, type Logger, type LogLevel, logLevelFromEnv } from './core/logger.js';
 import type { RequestOptions } from './core/request-options.js';
@@ -179,7 +179,7 @@ export interface PartnerClientOptions {
 }
 
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
-const secret = z.string({ error: 'must be a string' }).min(1, 'must not be empty');
+const secret = z.lazy(() => z.string({ error: 'must be a string' }).min(1, 'must not be empty'));
 
 /** Hosts whose traffic never leaves the machine (RFC 6761 names `localhost` and `.localhost`). */
 function isLoopback(hostname: string): boolean {
@@ -228,68 +228,71 @@ function tokenStoreKey(baseUrl: string, clientId: string, scope: string | undefi
   return `partner-s2s:v2:${parts}:${fingerprint}`;
 }
 
-const logLevelSchema = z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` });
+const logLevelSchema = z.lazy(() => z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }));
 
-const optionsSchema = z
-  .strictObject({
-    baseUrl: z.string({ error: 'must be a URL string' }),
-    allowInsecureHttp: z.boolean({ error: 'must be true or false' }).optional(),
-    clientId: secret,
-    clientSecret: secret,
-    scope: z
-      .union([z.array(z.string()), z.string()], {
-        error: 'must be an array of scopes or a space-delimited string',
-      })
-      .transform((value) => (typeof value === 'string' ? value.split(' ').filter(Boolean) : value))
-      .refine(
-        (scopes) => scopes.every((scope) => SCOPE_TOKEN.test(scope)),
-        'each scope must be a non-empty token without spaces or quotes',
-      )
-      .optional(),
-    clientAuth: z.enum(['body', 'basic'], { error: "must be 'body' or 'basic'" }).optional(),
-    timeoutMs: durationMs.optional(),
-    maxRetries: maxRetries.optional(),
-    maxResponseBytes: byteCount.optional(),
-    retry: z
-      .strictObject({
-        minDelayMs: z.number().nonnegative().finite().optional(),
-        maxDelayMs: z.number().nonnegative().finite().optional(),
-        maxRetryTimeMs: durationMs.optional(),
-        maxRetryAfterMs: z.number().nonnegative().finite().optional(),
-      })
-      .optional(),
-    fetch: z
-      .custom<FetchLike>((value) => typeof value === 'function', 'must be a fetch-compatible function')
-      .optional(),
-    fetchOptions: fetchOptionsSchema.optional(),
-    defaultHeaders: headersSchema.optional(),
-    logger: withMethods<Logger>(
-      ['debug', 'info', 'warn', 'error'],
-      'must have debug, info, warn and error methods',
-    ).optional(),
-    logLevel: logLevelSchema.optional(),
-    dangerouslyAllowBrowser: z.boolean({ error: 'must be true or false' }).optional(),
-    tokenStore: withMethods<TokenStore>(
-      ['get', 'set', 'delete'],
-      'must have get, set and delete methods',
-    ).optional(),
-    strict: z.boolean().optional(),
-    tracing: z
-      .union(
-        [
-          z.boolean(),
-          z.strictObject({
-            tracerProvider: withMethods<TracerProviderLike>(['getTracer'], 'must have a getTracer method'),
-          }),
-        ],
-        { error: 'must be true, false or { tracerProvider }' },
-      )
-      .optional(),
-  })
-  .superRefine((value, ctx) => {
-    const problem = baseUrlProblem(value.baseUrl, value.allowInsecureHttp === true);
-    if (problem) ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: problem });
-  });
+// Built on the first `new PartnerClient`, not at import.
+const optionsSchema = z.lazy(() =>
+  z
+    .strictObject({
+      baseUrl: z.string({ error: 'must be a URL string' }),
+      allowInsecureHttp: z.boolean({ error: 'must be true or false' }).optional(),
+      clientId: secret,
+      clientSecret: secret,
+      scope: z
+        .union([z.array(z.string()), z.string()], {
+          error: 'must be an array of scopes or a space-delimited string',
+        })
+        .transform((value) => (typeof value === 'string' ? value.split(' ').filter(Boolean) : value))
+        .refine(
+          (scopes) => scopes.every((scope) => SCOPE_TOKEN.test(scope)),
+          'each scope must be a non-empty token without spaces or quotes',
+        )
+        .optional(),
+      clientAuth: z.enum(['body', 'basic'], { error: "must be 'body' or 'basic'" }).optional(),
+      timeoutMs: durationMs.optional(),
+      maxRetries: maxRetries.optional(),
+      maxResponseBytes: byteCount.optional(),
+      retry: z
+        .strictObject({
+          minDelayMs: z.number().nonnegative().finite().optional(),
+          maxDelayMs: z.number().nonnegative().finite().optional(),
+          maxRetryTimeMs: durationMs.optional(),
+          maxRetryAfterMs: z.number().nonnegative().finite().optional(),
+        })
+        .optional(),
+      fetch: z
+        .custom<FetchLike>((value) => typeof value === 'function', 'must be a fetch-compatible function')
+        .optional(),
+      fetchOptions: fetchOptionsSchema.optional(),
+      defaultHeaders: headersSchema.optional(),
+      logger: withMethods<Logger>(
+        ['debug', 'info', 'warn', 'error'],
+        'must have debug, info, warn and error methods',
+      ).optional(),
+      logLevel: logLevelSchema.optional(),
+      dangerouslyAllowBrowser: z.boolean({ error: 'must be true or false' }).optional(),
+      tokenStore: withMethods<TokenStore>(
+        ['get', 'set', 'delete'],
+        'must have get, set and delete methods',
+      ).optional(),
+      strict: z.boolean().optional(),
+      tracing: z
+        .union(
+          [
+            z.boolean(),
+            z.strictObject({
+              tracerProvider: withMethods<TracerProviderLike>(['getTracer'], 'must have a getTracer method'),
+            }),
+          ],
+          { error: 'must be true, false or { tracerProvider }' },
+        )
+        .optional(),
+    })
+    .superRefine((value, ctx) => {
+      const problem = baseUrlProblem(value.baseUrl, value.allowInsecureHttp === true);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: problem });
+    }),
+);
 
 /** The secret as a server may echo it: raw, form- and URI-encoded, and the Basic credential. */
 function secretForms(clientId: string, clientSecret: string): string[] {

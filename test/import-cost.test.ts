@@ -45,6 +45,27 @@ describe('import cost', () => {
     ).toEqual([]);
   });
 
+  it('p-retry is loaded by the first retry, not by the import or a call that succeeds at once', () => {
+    const script = (failFirst: boolean) => `
+      const sdk = await import('./src/index.ts');
+      const { createPartnerSimulator } = await import('./src/testing/index.ts');
+      const sim = createPartnerSimulator();
+      let failed = ${!failFirst};
+      const fetch = async (url, init) => {
+        if (!failed && String(url).endsWith('/bridge/routes')) {
+          failed = true;
+          return new Response('{}', { status: 503, headers: { 'retry-after': '0' } });
+        }
+        return sim.fetch(url, init);
+      };
+      const client = new sdk.PartnerClient({ baseUrl: sim.baseUrl, ...sim.demo.credentials, fetch });
+      const routes = await client.bridge.routes();
+      if (routes.length === 0 || !failed) throw new Error('no routes');
+    `;
+    expect(packagesLoadedBy(script(false))).not.toContain('p-retry');
+    expect(packagesLoadedBy(script(true))).toContain('p-retry');
+  });
+
   it('signing loads viem on first use', () => {
     const loaded = packagesLoadedBy(`
       const sdk = await import('./src/index.ts');

@@ -159,22 +159,25 @@ const ROUTER_EVENTS: readonly (keyof CallbackRouterEvents)[] = [
   'error',
 ];
 
-const routerOptionsSchema = z.looseObject({
-  store: withMethods<CallbackStore>(
-    ['claim', 'commit', 'release'],
-    'must have claim, commit and release methods (get/set stores: see the CHANGELOG for 0.2)',
-  ).optional(),
-  claimTtlMs: durationMs.optional(),
-  acknowledgeListenerErrors: z.boolean({ error: 'must be true or false' }).optional(),
-  authenticate: z.custom<CallbackRouterOptions['authenticate']>(
-    (value) => typeof value === 'function' || value === 'none',
-    "is required: a function that checks each delivery, or 'none' to accept every delivery (anyone who can reach the endpoint can then forge callbacks)",
-  ),
-  maxBodyBytes: byteCount.optional(),
-  strict: z.boolean({ error: 'must be true or false' }).optional(),
-  listenerTimeoutMs: durationMs.optional(),
-  bodyTimeoutMs: durationMs.optional(),
-});
+// Built on the first createCallbackRouter, not at import.
+const routerOptionsSchema = z.lazy(() =>
+  z.looseObject({
+    store: withMethods<CallbackStore>(
+      ['claim', 'commit', 'release'],
+      'must have claim, commit and release methods (get/set stores: see the CHANGELOG for 0.2)',
+    ).optional(),
+    claimTtlMs: durationMs.optional(),
+    acknowledgeListenerErrors: z.boolean({ error: 'must be true or false' }).optional(),
+    authenticate: z.custom<CallbackRouterOptions['authenticate']>(
+      (value) => typeof value === 'function' || value === 'none',
+      "is required: a function that checks each delivery, or 'none' to accept every delivery (anyone who can reach the endpoint can then forge callbacks)",
+    ),
+    maxBodyBytes: byteCount.optional(),
+    strict: z.boolean({ error: 'must be true or false' }).optional(),
+    listenerTimeoutMs: durationMs.optional(),
+    bodyTimeoutMs: durationMs.optional(),
+  }),
+);
 
 /** Whether the work of one bounded step may still have effects; cleared once it timed out. */
 interface Run {

@@ -59,17 +59,22 @@ export interface CallbackStore {
   release(request: ClaimRequest, token: string): Promise<void>;
 }
 
-const claimRequestSchema = z.looseObject({
-  transferId: nonEmptyString,
-  status: nonEmptyString,
-  rank: z.number({ error: 'must be a number' }),
-  final: z.boolean({ error: 'must be true or false' }),
-  ttlMs: durationMs,
-});
+// Built on first use, not at import.
+const claimRequestSchema = z.lazy(() =>
+  z.looseObject({
+    transferId: nonEmptyString,
+    status: nonEmptyString,
+    rank: z.number({ error: 'must be a number' }),
+    final: z.boolean({ error: 'must be true or false' }),
+    ttlMs: durationMs,
+  }),
+);
 /** Built once: `pick` builds a new schema, which zod compiles again on its first parse. */
-const comparedSchema = claimRequestSchema.pick({ status: true, rank: true });
+const comparedSchema = z.lazy(() => claimRequestSchema.unwrap().pick({ status: true, rank: true }));
 const tokenSchema = nonEmptyString;
-const recordedSchema = z.looseObject({ status: z.string(), rank: z.number(), final: z.boolean() }).optional();
+const recordedSchema = z.lazy(() =>
+  z.looseObject({ status: z.string(), rank: z.number(), final: z.boolean() }).optional(),
+);
 
 /**
  * Checks a claim request as a store receives it, so a store written on top of it fails with an

@@ -1,4 +1,3 @@
-import pRetry from 'p-retry';
 import { ApiError, RateLimitError, ServiceUnavailableError } from '../errors/api-error.js';
 import { isPartnerError } from '../errors/base.js';
 import { AbortError, ConnectionError, TimeoutError } from '../errors/client-errors.js';
@@ -113,6 +112,8 @@ export async function withRetries<T>(
     const started = Date.now();
     const replay = (attemptNumber: number) =>
       attemptNumber === 1 ? Promise.reject(first) : counted(attemptNumber);
+    // Loaded on the first retry, not at import: a call that succeeds at once never needs it.
+    const { default: pRetry } = await import('p-retry');
     return await pRetry(replay, {
       retries: policy.retries,
       minTimeout: policy.minDelayMs,

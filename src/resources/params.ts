@@ -52,66 +52,78 @@ export interface TransferGetParams {
   transferId: string;
 }
 
-const amount = z.unknown().transform((value, ctx) => {
-  const checked = decimalLiteral(value);
-  if ('error' in checked) {
-    ctx.addIssue({ code: 'custom', message: checked.error });
-    return z.NEVER;
-  }
-  return new JsonNumber(checked.literal);
-});
+// The schemas here are z.lazy: each is built on the first call that checks its arguments, not at
+// import.
+const amount = z.lazy(() =>
+  z.unknown().transform((value, ctx) => {
+    const checked = decimalLiteral(value);
+    if ('error' in checked) {
+      ctx.addIssue({ code: 'custom', message: checked.error });
+      return z.NEVER;
+    }
+    return new JsonNumber(checked.literal);
+  }),
+);
 
 const hexBytes = (bytes: number) =>
   z.string().regex(new RegExp(`^0x[0-9a-fA-F]{${bytes * 2}}$`), `must be ${bytes} bytes of 0x-prefixed hex`);
 
-export const quoteArgs = z.strictObject({ userId: nonEmptyString, routeId: nonEmptyString, amount });
-export const feeEstimateArgs = z.strictObject({ routeId: nonEmptyString, amount });
+export const quoteArgs = z.lazy(() =>
+  z.strictObject({ userId: nonEmptyString, routeId: nonEmptyString, amount }),
+);
+export const feeEstimateArgs = z.lazy(() => z.strictObject({ routeId: nonEmptyString, amount }));
 
-export const constructArgs = z
-  .strictObject({
-    userId: nonEmptyString,
-    routeId: nonEmptyString,
-    amount: amount.optional(),
-    maxAmount: z.boolean({ error: 'must be true or false' }).optional(),
-  })
-  .superRefine((value, ctx) => {
-    if (value.maxAmount === true && value.amount !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        message: 'give either amount or maxAmount: true, not both',
-        path: ['maxAmount'],
-      });
-    } else if (value.maxAmount !== true && value.amount === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'required unless maxAmount is true', path: ['amount'] });
-    }
-  });
-
-export const sendArgs = z.strictObject({
-  userId: nonEmptyString,
-  intentId: nonEmptyString,
-  signature: hexBytes(67).refine(
-    (value) => value.slice(0, 6).toLowerCase() === '0xff00',
-    'must start with 0xff00',
-  ),
-  authorization: z
+export const constructArgs = z.lazy(() =>
+  z
     .strictObject({
-      r: hexBytes(32),
-      s: hexBytes(32),
-      yParity: z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' }),
+      userId: nonEmptyString,
+      routeId: nonEmptyString,
+      amount: amount.optional(),
+      maxAmount: z.boolean({ error: 'must be true or false' }).optional(),
     })
-    .optional(),
-});
+    .superRefine((value, ctx) => {
+      if (value.maxAmount === true && value.amount !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'give either amount or maxAmount: true, not both',
+          path: ['maxAmount'],
+        });
+      } else if (value.maxAmount !== true && value.amount === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'required unless maxAmount is true', path: ['amount'] });
+      }
+    }),
+);
 
-export const listArgs = z.strictObject({
-  userId: nonEmptyString,
-  status: z.enum(TRANSFER_STATES, { error: `must be one of ${TRANSFER_STATES.join(', ')}` }).optional(),
-  limit: z
-    .int({ error: 'must be an integer' })
-    .min(1, 'must be at least 1')
-    .max(100, 'must be at most 100')
-    .optional(),
-  cursor: nonEmptyString.optional(),
-});
+export const sendArgs = z.lazy(() =>
+  z.strictObject({
+    userId: nonEmptyString,
+    intentId: nonEmptyString,
+    signature: hexBytes(67).refine(
+      (value) => value.slice(0, 6).toLowerCase() === '0xff00',
+      'must start with 0xff00',
+    ),
+    authorization: z
+      .strictObject({
+        r: hexBytes(32),
+        s: hexBytes(32),
+        yParity: z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' }),
+      })
+      .optional(),
+  }),
+);
+
+export const listArgs = z.lazy(() =>
+  z.strictObject({
+    userId: nonEmptyString,
+    status: z.enum(TRANSFER_STATES, { error: `must be one of ${TRANSFER_STATES.join(', ')}` }).optional(),
+    limit: z
+      .int({ error: 'must be an integer' })
+      .min(1, 'must be at least 1')
+      .max(100, 'must be at most 100')
+      .optional(),
+    cursor: nonEmptyString.optional(),
+  }),
+);
 
 /**
  * Why a path segment is refused, if it is: as sent, and as every server or proxy on the way may
@@ -160,38 +172,44 @@ export function paramProblem(value: string): boolean {
  * proxy, and encoded dots or separators, or `..;`, by a proxy that decodes once more: all are
  * refused.
  */
-const pathId = nonEmptyString.refine(
-  (value) => value !== '.' && value !== '..' && !/[/\\]|%2e|%2f|%5c/i.test(value) && !paramProblem(value),
-  'must be an id: no slashes, no "." or ".." segments',
+const pathId = z.lazy(() =>
+  nonEmptyString.refine(
+    (value) => value !== '.' && value !== '..' && !/[/\\]|%2e|%2f|%5c/i.test(value) && !paramProblem(value),
+    'must be an id: no slashes, no "." or ".." segments',
+  ),
 );
 
-export const getArgs = z.strictObject({ userId: nonEmptyString, transferId: pathId });
+export const getArgs = z.lazy(() => z.strictObject({ userId: nonEmptyString, transferId: pathId }));
 
-export const waitArgs = z.strictObject({
-  userId: nonEmptyString,
-  transferId: pathId,
-  until: z.enum(TRANSFER_STATES, { error: `must be one of ${TRANSFER_STATES.join(', ')}` }).optional(),
-});
+export const waitArgs = z.lazy(() =>
+  z.strictObject({
+    userId: nonEmptyString,
+    transferId: pathId,
+    until: z.enum(TRANSFER_STATES, { error: `must be one of ${TRANSFER_STATES.join(', ')}` }).optional(),
+  }),
+);
 
-export const waitOptionsSchema = requestOptionsSchema
-  .extend({
-    router: withMethods(['on', 'off'], 'must have on and off methods (a callback router)').optional(),
-    totalTimeoutMs: durationMs.optional(),
-    pollIntervalMs: durationMs.optional(),
-    maxPollIntervalMs: durationMs.optional(),
-    phaseTimeoutsMs: z
-      .strictObject(
-        {
-          sourceConfirmation: durationMs.optional(),
-          delivery: durationMs.optional(),
-          refund: durationMs.optional(),
-        },
-        { error: 'must be an object with any of sourceConfirmation, delivery, refund' },
-      )
-      .optional(),
-  })
-  // `timeoutMs` is the deprecated name of `totalTimeoutMs` here: two answers to one question.
-  .refine((options) => options.timeoutMs === undefined || options.totalTimeoutMs === undefined, {
-    path: ['timeoutMs'],
-    message: 'is the deprecated name of totalTimeoutMs: give totalTimeoutMs only',
-  });
+export const waitOptionsSchema = z.lazy(() =>
+  requestOptionsSchema
+    .extend({
+      router: withMethods(['on', 'off'], 'must have on and off methods (a callback router)').optional(),
+      totalTimeoutMs: durationMs.optional(),
+      pollIntervalMs: durationMs.optional(),
+      maxPollIntervalMs: durationMs.optional(),
+      phaseTimeoutsMs: z
+        .strictObject(
+          {
+            sourceConfirmation: durationMs.optional(),
+            delivery: durationMs.optional(),
+            refund: durationMs.optional(),
+          },
+          { error: 'must be an object with any of sourceConfirmation, delivery, refund' },
+        )
+        .optional(),
+    })
+    // `timeoutMs` is the deprecated name of `totalTimeoutMs` here: two answers to one question.
+    .refine((options) => options.timeoutMs === undefined || options.totalTimeoutMs === undefined, {
+      path: ['timeoutMs'],
+      message: 'is the deprecated name of totalTimeoutMs: give totalTimeoutMs only',
+    }),
+);
