@@ -68,14 +68,15 @@ export const maxRetries = z.lazy(() =>
 
 // A signal from another realm or library may not fire `abort` the way the SDK listens for it, and
 // an object that only inherits from AbortSignal throws a TypeError at its first read.
-const abortSignal = z.custom<AbortSignal>((value) => {
-  if (!(value instanceof AbortSignal)) return false;
-  try {
-    return typeof value.aborted === 'boolean';
-  } catch {
-    return false;
-  }
-}, 'must be an AbortSignal');
+const abortSignal = () =>
+  z.custom<AbortSignal>((value) => {
+    if (!(value instanceof AbortSignal)) return false;
+    try {
+      return typeof value.aborted === 'boolean';
+    } catch {
+      return false;
+    }
+  }, 'must be an AbortSignal');
 
 /** Headers only the SDK sets: a caller's value would replace the bearer token or break the body. */
 const RESERVED_HEADERS = new Set(['authorization', 'content-type', 'content-length', 'host']);
@@ -141,13 +142,15 @@ export const fetchOptionsSchema = z.lazy(() =>
 );
 
 /** The options every method takes; unknown keys are left alone so that options can grow. */
-export const requestOptionsSchema = z.looseObject({
-  signal: abortSignal.optional(),
-  timeoutMs: durationMs.optional(),
-  maxRetries: maxRetries.optional(),
-  headers: headersSchema.optional(),
-  fetchOptions: fetchOptionsSchema.optional(),
-});
+export const requestOptionsSchema = z.lazy(() =>
+  z.looseObject({
+    signal: abortSignal().optional(),
+    timeoutMs: durationMs.optional(),
+    maxRetries: maxRetries.optional(),
+    headers: headersSchema.optional(),
+    fetchOptions: fetchOptionsSchema.optional(),
+  }),
+);
 
 /**
  * Checks a method's options (the common case, none, costs nothing) and returns a copy read once,

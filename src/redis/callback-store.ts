@@ -28,12 +28,14 @@ export interface RedisCallbackStoreOptions {
   ttlSeconds?: number;
 }
 
-const optionsSchema = z.looseObject({
-  client: redisClientSchema,
-  prefix: prefixSchema.optional(),
-  claimTtlMs: durationMs.optional(),
-  ttlSeconds: z.int({ error: 'must be a whole number of seconds' }).positive('must be positive').optional(),
-});
+const optionsSchema = z.lazy(() =>
+  z.looseObject({
+    client: redisClientSchema,
+    prefix: prefixSchema.optional(),
+    claimTtlMs: durationMs.optional(),
+    ttlSeconds: z.int({ error: 'must be a whole number of seconds' }).positive('must be positive').optional(),
+  }),
+);
 
 /**
  * The claim, in one script so that no other process acts between the read and the lock. The

@@ -53,19 +53,21 @@ export function redisCommand(client: RedisClientLike): RedisCommand {
 }
 
 /** The `client` option of both factories: checked before anything is sent. */
-export const redisClientSchema = z.custom<RedisClientLike>(
-  (value) =>
-    typeof value === 'object' &&
-    value !== null &&
-    (typeof (value as IoRedisLike).call === 'function' ||
-      typeof (value as NodeRedisLike).sendCommand === 'function'),
-  'must be a connected node-redis 5 (`redis`) or ioredis 5 client',
+export const redisClientSchema = z.lazy(() =>
+  z.custom<RedisClientLike>(
+    (value) =>
+      typeof value === 'object' &&
+      value !== null &&
+      (typeof (value as IoRedisLike).call === 'function' ||
+        typeof (value as NodeRedisLike).sendCommand === 'function'),
+    'must be a connected node-redis 5 (`redis`) or ioredis 5 client',
+  ),
 );
 
 /** The `prefix` option: keys of one application (and one SDK store) apart from the rest. */
-export const prefixSchema = z
-  .string({ error: 'must be a string' })
-  .max(200, 'must be at most 200 characters');
+export const prefixSchema = z.lazy(() =>
+  z.string({ error: 'must be a string' }).max(200, 'must be at most 200 characters'),
+);
 
 /** Runs one command, turning whatever the client throws into a RedisStoreError. */
 export async function run(command: RedisCommand, operation: string, args: string[]): Promise<unknown> {

@@ -19,7 +19,9 @@ export interface RedisTokenStoreOptions {
   prefix?: string;
 }
 
-const optionsSchema = z.looseObject({ client: redisClientSchema, prefix: prefixSchema.optional() });
+const optionsSchema = z.lazy(() =>
+  z.looseObject({ client: redisClientSchema, prefix: prefixSchema.optional() }),
+);
 
 /**
  * A token store on Redis, shared by every process of a fleet: tokens expire with their `expiresAt`

@@ -191,6 +191,7 @@ export const waitArgs = z.lazy(() =>
 
 export const waitOptionsSchema = z.lazy(() =>
   requestOptionsSchema
+    .unwrap()
     .extend({
       router: withMethods(['on', 'off'], 'must have on and off methods (a callback router)').optional(),
       totalTimeoutMs: durationMs.optional(),
