@@ -12,6 +12,7 @@ import {
   MAV2_7702_DELEGATE_V110,
   verifyBridgeBatch,
 } from '../src/index.js';
+import { bridgeSchemas, verifierSchemas } from '../src/schemas/bridge.js';
 import { buildBridgeBundle, encodeBatchCallData, rehashBundle } from '../src/testing/index.js';
 import { addressWord, NOW, setWord, USER } from './helpers/batches.js';
 
@@ -260,6 +261,84 @@ describe('verifyBridgeBatch, by property', () => {
         expectRejectedOnceRehashed(r, construct, fromRawAmount(s.amountInRaw, s.fromDecimals));
       }),
       { numRuns: 100, seed: 1337 },
+    );
+  });
+
+  it('parses any route and construct with the compiled schemas exactly as with the schemas', () => {
+    type Node = Record<string, unknown> | unknown[];
+    /** Every path to a value inside `value`, the root first. */
+    const paths = (value: unknown, at: string[] = []): string[][] =>
+      typeof value === 'object' && value !== null
+        ? [at, ...Object.keys(value).flatMap((key) => paths((value as Node)[key as never], [...at, key]))]
+        : [at];
+    /** The value with the order of every object's keys made visible, which toEqual ignores. */
+    const ordered = (value: unknown): unknown =>
+      typeof value === 'object' && value !== null
+        ? Object.entries(value).map(([key, entry]) => [key, ordered(entry)])
+        : value;
+    const near = [
+      (text: string) => text.toUpperCase(),
+      (text: string) => `${text}g`,
+      (text: string) => text.slice(1),
+      (text: string) => `${text}\n`,
+      (text: string) => ` ${text}`,
+    ];
+    const change = fc.record({
+      which: fc.nat(),
+      op: fc.constantFrom('replace', 'near', 'delete', 'add', 'proto', 'reorder'),
+      value: fc.anything({ withBigInt: true, withNullPrototype: true }),
+      key: fc.string(),
+      tweak: fc.integer({ min: 0, max: near.length - 1 }),
+    });
+    const { route: plainRoute, constructResult: plainConstruct } = bridgeSchemas(false);
+    const compiled = verifierSchemas();
+    fc.assert(
+      fc.property(shape, fc.boolean(), fc.array(change, { maxLength: 3 }), (s, onRoute, changes) => {
+        const made = make(s);
+        const root: Record<string, unknown> = JSON.parse(
+          JSON.stringify(onRoute ? made.route : made.construct),
+        );
+        for (const { which, op, value, key, tweak } of changes) {
+          const all = paths(root);
+          const path = all[which % all.length]!;
+          const parent = path
+            .slice(0, -1)
+            .reduce<unknown>((node, k) => (node as Node)[k as never], root) as Node;
+          const last = path.at(-1);
+          const target = path.length === 0 ? root : (parent as Record<string, unknown>)[last!];
+          const node = target as Record<string, unknown>;
+          if (op === 'replace' && last !== undefined) (parent as Record<string, unknown>)[last] = value;
+          else if (op === 'near' && last !== undefined && typeof target === 'string')
+            (parent as Record<string, unknown>)[last] = near[tweak]!(target);
+          else if (op === 'delete' && last !== undefined) delete (parent as Record<string, unknown>)[last];
+          else if (op === 'add' && typeof target === 'object' && target !== null) node[key] = value;
+          else if (op === 'proto' && typeof target === 'object' && target !== null)
+            Object.defineProperty(node, '__proto__', {
+              value,
+              enumerable: true,
+              writable: true,
+              configurable: true,
+            });
+          else if (
+            op === 'reorder' &&
+            typeof target === 'object' &&
+            target !== null &&
+            !Array.isArray(target)
+          )
+            for (const k of Object.keys(node).reverse()) {
+              const entry = node[k];
+              delete node[k];
+              node[k] = entry;
+            }
+        }
+        const schema = onRoute ? plainRoute : plainConstruct;
+        const fast = (onRoute ? compiled.route : compiled.constructResult).safeParse(root);
+        const slow = schema.safeParse(root);
+        expect(fast.success).toBe(slow.success);
+        if (fast.success && slow.success) expect(ordered(fast.data)).toEqual(ordered(slow.data));
+        else expect(fast.error?.issues).toEqual(slow.error?.issues);
+      }),
+      { numRuns: 1000, seed: 4337 },
     );
   });
 });

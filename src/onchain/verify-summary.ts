@@ -2,10 +2,10 @@
 // does, bound to the bundle it was read from so that signBridgeBatch signs only that.
 import { fromRawAmount } from '../core/amounts.js';
 import type { BridgeConstructResult, BridgeRoute, TokenSide } from '../schemas/bridge.js';
-import type { Address, Hex } from '../schemas/common.js';
+import type { Address } from '../schemas/common.js';
 import type { KnownToken } from './tables.js';
 import type { EntryPointVersion } from './user-operation.js';
-import { registerVerified, textDigest } from './verified.js';
+import { readDigest, registerVerified } from './verified.js';
 import type { DepositFacts } from './verify-calls.js';
 import type { SummarySide, VerifiedBridgeBatch } from './verify-types.js';
 
@@ -72,9 +72,7 @@ export function verifiedBatch(facts: VerifiedFacts): VerifiedBridgeBatch {
     });
   const totalDebitRaw = amountInRaw + gasFeeRaw;
   const authorization = bundle.authorization ? Object.freeze({ ...bundle.authorization }) : null;
-  // The text is taken now; its hash only when asked for (most callers sign and never read it).
-  let digest: Hex | undefined;
-  const verified: VerifiedBridgeBatch = Object.freeze({
+  const summary = {
     wallet,
     routeId: route.routeId,
     provider: route.provider,
@@ -105,12 +103,11 @@ export function verifiedBatch(facts: VerifiedFacts): VerifiedBridgeBatch {
     needsAuthorization: authorization !== null,
     paymaster,
     userOpHash: bundle.userOpHash,
-    get digest(): Hex {
-      digest ??= textDigest(text);
-      return digest;
-    },
-    authorization,
-  });
+  };
+  // The text is taken now; its hash only when asked for (most callers sign and never read it), by
+  // the getter all batches share (see `readDigest`). `authorization` stays last, after it.
+  Object.defineProperty(summary, 'digest', { get: readDigest, enumerable: true, configurable: true });
+  const verified = Object.freeze(Object.assign(summary, { authorization })) as VerifiedBridgeBatch;
   registerVerified(verified, {
     text,
     wallet,

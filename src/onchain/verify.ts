@@ -2,7 +2,7 @@ import { decimalLiteral, toRawAmount } from '../core/amounts.js';
 import { readArgs } from '../core/args.js';
 import { BatchVerificationError, type VerificationIssue } from '../errors/bridge-errors.js';
 import { ArgumentError } from '../errors/client-errors.js';
-import { bridgeSchemas } from '../schemas/bridge.js';
+import { verifierSchemas } from '../schemas/bridge.js';
 import { ADDRESS_PATTERN, type Address } from '../schemas/common.js';
 import { SELECTOR } from './constants.js';
 import { isExecuteBatchOf, sameAddress } from './hex.js';
@@ -69,7 +69,7 @@ export function verifyBridgeBatch(
   verifyOptions: VerifyBridgeBatchOptions = {},
 ): VerifiedBridgeBatch {
   // Everything is read once, here: a getter cannot answer one way to a check and another way later.
-  const schemas = bridgeSchemas(false);
+  const schemas = verifierSchemas();
   const input = readArgs('verifyBridgeBatch', () => {
     // One read of the construct's fields: the bundle kept to compare at signing is the one parsed.
     const raw: unknown = params?.construct;
