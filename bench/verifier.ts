@@ -17,7 +17,7 @@ import {
   parseUnits,
 } from 'viem';
 import { entryPoint07Address, entryPoint08Address, getUserOperationHash } from 'viem/account-abstraction';
-import { route } from '../fixtures/wire.js';
+import { route, wethRoute } from '../fixtures/wire.js';
 import { userOperationForViem } from '../src/testing/batch.js';
 import { batchFor, NOW, USER, validConstruct } from '../test/helpers/batches.js';
 import { fixed, interleaveSamples, median, pairedRatio, table } from './lib.js';
@@ -42,24 +42,7 @@ interface Case {
 /** Batches the verifier accepts, of every shape it meets: the mix each contender goes through. */
 function cases(): Case[] {
   const usdc = route();
-  const eth = route({
-    from: {
-      symbol: 'ETH',
-      chain: 'base',
-      chainId: 8453,
-      contractAddress: '0x4200000000000000000000000000000000000006',
-      decimals: 18,
-    },
-    to: {
-      symbol: 'WETH',
-      chain: 'arbitrum',
-      chainId: 42161,
-      contractAddress: '0x82aF49447D8a07e3bd95BD0d56f35241523fBab1',
-      decimals: 18,
-    },
-    targets: { ...usdc.targets, token: '0x4200000000000000000000000000000000000006' },
-    limits: null,
-  });
+  const eth = wethRoute();
   const now = NOW / 1000;
   const relayer = '0x1234567890123456789012345678901234567890';
   const pick = (c: BridgeConstructResult, name: string, r = usdc, options = {}, amount?: string | null) => ({

@@ -5,7 +5,7 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { route } from '../fixtures/wire.js';
+import { route, wethRoute } from '../fixtures/wire.js';
 import { ArgumentError, BatchVerificationError, type BridgeRoute, verifyBridgeBatch } from '../src/index.js';
 import {
   ATTACKER,
@@ -58,18 +58,7 @@ describe('the route moves one asset', () => {
       targets: { ...route().targets, token: '0xd9aAEc86B65D86f6A7B5B1b0c42FFA531710b6CA' },
     });
     expect(issuesOf(batchFor(bridged), { route: bridged })).toEqual([]);
-    const eth: BridgeRoute = route({
-      from: { symbol: 'ETH', chain: 'base', chainId: 8453, contractAddress: BASE_WETH, decimals: 18 },
-      to: {
-        symbol: 'WETH',
-        chain: 'arbitrum',
-        chainId: 42161,
-        contractAddress: '0x82aF49447D8a07e3bd95BD0d56f35241523fBab1',
-        decimals: 18,
-      },
-      targets: { ...route().targets, token: BASE_WETH },
-      limits: null,
-    });
+    const eth = wethRoute();
     expect(issuesOf(batchFor(eth), { route: eth })).toEqual([]);
     // Two tokens the table does not know, of one name: flagged in the summary, not refused.
     const tka = route({
