@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { EventEmitter } from 'eventemitter3';
 import * as z from 'zod';
 import { BearerAuth } from './auth/bearer.js';
 import { basicAuthorization, fetchToken } from './auth/token-endpoint.js';
@@ -20,7 +21,6 @@ import {
   withMethods,
 } from './core/args.js';
 import { DEFAULTS } from './core/defaults.js';
-import { EventEmitter } from './core/emitter.js';
 import { CLIENT_EVENTS, type ClientEvents } from './core/events.js';
 import { attachLogger, LOG_LEVELS, type Logger, type LogLevel, logLevelFromEnv } from './core/logger.js';
 import type { RequestOptions } from './core/request-options.js';
