@@ -99,6 +99,22 @@ describe.runIf(REDIS_SERVER)('Redis stores on a Redis Cluster', { timeout: 30_00
     expect(dispatched).toBe(1);
   });
 
+  each(
+    'a prefix with its own hash tag puts every key on one slot, and still works',
+    async (client, prefix) => {
+      const router = createCallbackRouter({
+        authenticate: 'none',
+        store: createRedisCallbackStore({ client, prefix: `{${prefix}}:callbacks:` }),
+      });
+      router.on('error', () => {});
+      const seen: string[] = [];
+      router.on('transfer', (t) => void seen.push(t.transferId));
+      for (const id of ['tr_x', 'tr_y', 'tr_x'])
+        expect((await router.fetchHandler(post(at('submitted', id)))).status).toBe(200);
+      expect(seen).toEqual(['tr_x', 'tr_y']);
+    },
+  );
+
   each('a cold fleet sharing the token store fetches one token', async (client, prefix) => {
     const service = mockService({ routes: { 'GET /bridge/routes': () => json({ data: [route()] }) } });
     const tokenStore = createRedisTokenStore({ client, prefix });

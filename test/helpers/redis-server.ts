@@ -37,7 +37,18 @@ function freePort(): Promise<number> {
 export async function startRedis(options: { cluster?: boolean } = {}): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'redis-test-'));
   const port = await freePort();
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+  ];
   if (options.cluster) {
     // The cluster bus listens on port + 10000: a free port above 55535 has none, so ask for another.
     args.push('--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'));
@@ -69,10 +80,12 @@ export async function startRedis(options: { cluster?: boolean } = {}): Promise<R
       return stopped;
     },
   };
-  if (options.cluster) await assignEverySlot(port).catch(async (error: unknown) => {
+  try {
+    if (options.cluster) await assignEverySlot(port);
+  } catch (error) {
     await server.stop();
     throw error;
-  });
+  }
   return server;
 }
 
