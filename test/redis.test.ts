@@ -9,6 +9,7 @@ import {
   type RedisClientLike,
   RedisStoreError,
 } from '../src/redis/index.js';
+import { deliverToFleet } from './helpers/callback-fleet.js';
 import { REDIS_MISSING, REDIS_SERVER, type RedisServer, startRedis } from './helpers/redis-server.js';
 
 if (!REDIS_SERVER) {
@@ -138,19 +139,12 @@ describe.runIf(REDIS_SERVER)('Redis stores on a real redis-server', () => {
   });
 
   each('routers sharing the store dispatch one delivery once', async (client, prefix) => {
-    const store = createRedisCallbackStore({ client, prefix });
-    const routers = [1, 2, 3].map(() => createCallbackRouter({ authenticate: 'none', store }));
-    let dispatched = 0;
-    for (const router of routers) {
-      router.on('transfer', () => void dispatched++);
-      router.on('error', () => {});
-    }
-    const body = transfer({ transferId: 'tr_fleet', status: 'delivered' });
-    const outcomes = await Promise.allSettled(routers.map((router) => router.dispatch(body)));
-    expect(dispatched).toBe(1);
-    expect(outcomes.filter((o) => o.status === 'fulfilled' && o.value.outcome === 'dispatched')).toHaveLength(
-      1,
+    const fleet = await deliverToFleet(
+      createRedisCallbackStore({ client, prefix }),
+      transfer({ transferId: 'tr_fleet', status: 'delivered' }),
     );
+    expect(fleet.dispatched).toBe(1);
+    expect(fleet.statuses.filter((status) => status === 500)).toEqual([]);
   });
 
   each(
