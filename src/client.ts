@@ -225,7 +225,8 @@ function tokenStoreKey(baseUrl: string, clientId: string, scope: string | undefi
   const parts = hash(JSON.stringify([baseUrl, clientId, scope ?? null]));
   // Salted with the other parts, so the same secret gives unrelated fingerprints; never the secret.
   const fingerprint = hash(JSON.stringify(['secret', baseUrl, clientId, secret])).slice(0, 32);
-  return `partner-s2s:v2:${parts}:${fingerprint}`;
+  // v3: a v2 token's `expiresAt` may be stretched to a 30 s floor past the service's own expiry.
+  return `partner-s2s:v3:${parts}:${fingerprint}`;
 }
 
 const logLevelSchema = z.lazy(() => z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }));
