@@ -27,6 +27,7 @@ import type { RequestOptions } from './core/request-options.js';
 import { userAgent } from './core/version.js';
 import { ArgumentError } from './errors/client-errors.js';
 import { Bridge } from './flows/bridge.js';
+import { IntentMemory } from './flows/submit.js';
 import type { RetryOptions } from './http/retry.js';
 import { type TracerProviderLike, Tracing, type TracingOption } from './http/tracing.js';
 import { type FetchLike, Transport } from './http/transport.js';
@@ -338,7 +339,10 @@ const FIXED_BY_CREDENTIAL = [
   'dangerouslyAllowBrowser',
 ] as const;
 
-/** What a client and the clients `withOptions` makes from it share: the credential and its tokens. */
+/**
+ * What a client and the clients `withOptions` makes from it share: the credential, its tokens, and
+ * the intents built and submitted through any of them.
+ */
 interface Shared {
   baseUrl: string;
   clientId: string;
@@ -347,6 +351,7 @@ interface Shared {
   tokens: TokenProvider;
   /** The token requests' transport: the settings of the client that made the token cache. */
   tokenTransport: Transport;
+  intents: IntentMemory;
 }
 
 /** Set only while `withOptions` constructs a client around an existing token cache. */
@@ -458,7 +463,15 @@ export class PartnerClient {
         emit: (event) => this.#events.emit('token', event),
         span: tracing.span,
       });
-      this.#shared = { baseUrl, clientId: config.clientId, fetch, secrets, tokens, tokenTransport };
+      this.#shared = {
+        baseUrl,
+        clientId: config.clientId,
+        fetch,
+        secrets,
+        tokens,
+        tokenTransport,
+        intents: new IntentMemory(),
+      };
     }
     this.baseUrl = this.#shared.baseUrl;
     this.#clientId = this.#shared.clientId;
@@ -467,13 +480,16 @@ export class PartnerClient {
     // Auth wraps the transport: every data call goes out with a bearer token through it.
     this.#auth = new BearerAuth(transport, this.#shared.tokens);
     this.#api = { transport: this.#auth, strict: this.#strict, span: tracing.span };
-    this.bridge = new Bridge(this.#api);
+    this.bridge = new Bridge(this.#api, this.#shared.intents);
   }
 
   /**
    * A client with other settings for one job, sharing this one's credential, token cache (no
-   * second token request) and fetch (its connection pool). Its events are its own: listeners of
-   * this client do not hear its calls, and token events stay with the client that owns the cache.
+   * second token request), fetch (its connection pool) and memory of the intents built and
+   * submitted: `send`, `execute` and the outcome of an unclear submit behave the same whichever of
+   * them is used, and a re-send of a submitted intent from any of them returns the first submit's
+   * result without sending it again. Its events are its own: listeners of this client do not hear
+   * its calls, and token events stay with the client that owns the cache.
    *
    * @example
    * const patient = client.withOptions({ timeoutMs: 120_000, maxRetries: 5 });

@@ -16,7 +16,7 @@ import {
 import { TransfersResource } from '../resources/transfers.js';
 import type { BridgeRoute, BridgeSendResult, BridgeTransfer } from '../schemas/bridge.js';
 import { type BridgeExecuteParams, type BridgeExecuteResult, executeBridge } from './execute.js';
-import { IntentMemory, outcomeUnknown, resolveSubmitOutcome } from './submit.js';
+import { type IntentMemory, outcomeUnknown, resolveSubmitOutcome, type TakenSubmit } from './submit.js';
 import { pollTransfer, type WaitOptions, type WaitParams } from './wait.js';
 
 /** Routes carry live limits cached by the service up to a minute; the SDK keeps them no longer. */
@@ -80,8 +80,8 @@ export class Bridge extends BridgeResource<Transfers> {
   readonly #intents: IntentMemory;
   #routes: { at: number; routes: Promise<BridgeRoute[]> } | undefined;
 
-  constructor(api: Api) {
-    const intents = new IntentMemory();
+  /** `intents` is shared with every client derived from this one (`withOptions`). */
+  constructor(api: Api, intents: IntentMemory) {
     super(api, new Transfers(api), (userId, built) =>
       intents.remember(built.intentId, {
         userId,
@@ -110,28 +110,47 @@ export class Bridge extends BridgeResource<Transfers> {
     return apiCall(options, 'bridge.send', (checked) => this.#send(params, checked));
   }
 
-  async #send(params: BridgeSendParams, options: RequestOptions): Promise<BridgeSendResult> {
+  async #send(params: BridgeSendParams, given: RequestOptions): Promise<BridgeSendResult> {
     const args = parseArgs(sendArgs, params, 'bridge.send');
+    const mine = () => {
+      const known = this.#intents.get(args.intentId);
+      return known?.userId === args.userId ? known : undefined;
+    };
+    const parent = sinkOf(given);
+    const taken = mine()?.taken;
+    if (taken) {
+      // Taken already, through this client or one sharing its memory: a second submit could only
+      // be refused as spent, and the first one's result is the answer.
+      if (taken.response) parent?.(taken.response, taken.requestId);
+      return { ...taken.result };
+    }
+    let answer: Pick<TakenSubmit, 'response' | 'requestId'> = { response: undefined, requestId: undefined };
+    const options = withSink(given, (response, requestId) => {
+      answer = { response, requestId };
+      parent?.(response, requestId);
+    });
     let sent = false;
+    let result: BridgeSendResult;
     try {
       const onSent = () => {
         sent = true;
       };
       const body = stringifyBody(args);
       const ids = { userId: args.userId, intentId: args.intentId };
-      return (await callEndpoint(this.#api, ENDPOINTS.send, { body, onSent, ids }, options)).data;
+      result = (await callEndpoint(this.#api, ENDPOINTS.send, { body, onSent, ids }, options)).data;
     } catch (error) {
       // Until the submit went out nothing can have happened (a token failure, an early abort).
       if (!sent || (!outcomeUnknown(error) && !(error instanceof IntentNotFoundError))) throw error;
-      const known = this.#intents.get(args.intentId);
-      return resolveSubmitOutcome(
+      result = await resolveSubmitOutcome(
         args.intentId,
-        known?.userId === args.userId ? known : undefined,
+        mine(),
         error,
         (userId, transferId, readOptions) => this.transfers.get({ userId, transferId }, readOptions),
         options,
       );
     }
+    this.#intents.taken(args.intentId, args.userId, { result, ...answer });
+    return result;
   }
 
   /**
