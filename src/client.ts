@@ -22,10 +22,19 @@ import {
 import { DEFAULTS } from './core/defaults.js';
 import { EventEmitter } from './core/emitter.js';
 import { CLIENT_EVENTS, type ClientEvents } from './core/events.js';
-import { attachLogger, LOG_LEVELS, type Logger, type LogLevel, logLevelFromEnv } from './core/logger.js';
+import { IsolatedListeners } from './core/isolate.js';
+import {
+  attachLogger,
+  LOG_LEVELS,
+  type Logger,
+  type LogLevel,
+  listenerReport,
+  logLevelFromEnv,
+} from './core/logger.js';
 import type { RequestOptions } from './core/request-options.js';
 import { userAgent } from './core/version.js';
 import { ArgumentError } from './errors/client-errors.js';
+import { redactor } from './errors/redact.js';
 import { Bridge } from './flows/bridge.js';
 import { IntentMemory } from './flows/submit.js';
 import type { RetryOptions } from './http/retry.js';
@@ -382,6 +391,7 @@ export class PartnerClient {
   readonly bridge: Bridge;
   readonly #clientId: string;
   readonly #events = new EventEmitter<ClientEvents>();
+  readonly #listeners: IsolatedListeners;
   readonly #auth: BearerAuth;
   readonly #api: Api;
   readonly #strict: boolean;
@@ -476,10 +486,14 @@ export class PartnerClient {
     this.baseUrl = this.#shared.baseUrl;
     this.#clientId = this.#shared.clientId;
     const level = config.logLevel ?? logLevelFromEnv() ?? 'off';
-    attachLogger(this.#events, config.logger ?? console, level);
+    const logger = config.logger ?? console;
+    attachLogger(this.#events, logger, level);
+    // What a partner's listener or callback throws is a warning of this client, never an outcome.
+    const report = listenerReport(logger, level, redactor(this.#shared.secrets));
+    this.#listeners = new IsolatedListeners(report);
     // Auth wraps the transport: every data call goes out with a bearer token through it.
     this.#auth = new BearerAuth(transport, this.#shared.tokens);
-    this.#api = { transport: this.#auth, strict: this.#strict, span: tracing.span };
+    this.#api = { transport: this.#auth, strict: this.#strict, span: tracing.span, report };
     this.bridge = new Bridge(this.#api, this.#shared.intents);
   }
 
@@ -609,28 +623,40 @@ export class PartnerClient {
 
   /**
    * Listens to `request`, `response`, `retry` and `token` events (method, path, attempt, status,
-   * elapsed time; never a secret or a token).
+   * elapsed time; never a secret or a token). A listener is called synchronously and not awaited:
+   * what it throws, or a promise it returns that rejects, is logged at `warn` through `logger`
+   * and never changes the call's outcome.
    *
    * @example
    * client.on('retry', (e) => log.warn(`retrying ${e.method} ${e.path} in ${e.delayMs} ms (${e.reason})`));
    */
   on<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): this {
     checkListener('PartnerClient.on', CLIENT_EVENTS, event, listener);
-    this.#events.on(event, listener as never);
+    this.#events.on(event, this.#listeners.wrap(event, listener) as never);
     return this;
   }
 
-  /** Like `on`, for one event only. */
+  /**
+   * Like `on`, for one event only.
+   *
+   * @example
+   * client.once('token', (e) => console.log(`first token, scopes ${e.scopes?.join(' ')}`));
+   */
   once<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): this {
     checkListener('PartnerClient.once', CLIENT_EVENTS, event, listener);
-    this.#events.once(event, listener as never);
+    this.#events.once(event, this.#listeners.wrap(event, listener) as never);
     return this;
   }
 
-  /** Removes a listener added with `on` or `once`. */
+  /**
+   * Removes a listener added with `on` or `once`.
+   *
+   * @example
+   * client.off('retry', onRetry);
+   */
   off<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): this {
     checkListener('PartnerClient.off', CLIENT_EVENTS, event, listener);
-    this.#events.off(event, listener as never);
+    this.#events.off(event, this.#listeners.find(event, listener) as never);
     return this;
   }
 

@@ -179,6 +179,7 @@ export class Bridge extends BridgeResource<Transfers> {
               this.construct(construct as BridgeConstructParams, constructOptions),
             send: (send, sendOptions) => this.send(send, sendOptions),
             span,
+            ...(this.#api.report ? { report: this.#api.report } : {}),
           },
           params,
           checked,

@@ -1,4 +1,5 @@
 import { parseArgs, parseOptions, readArgs, requestOptionsSchema } from '../core/args.js';
+import { ignoreReport, isolate, type Report } from '../core/isolate.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import { type SpanRunner, untraced } from '../http/tracing.js';
@@ -23,7 +24,11 @@ export type BridgeExecuteParams = BridgeConstructParams & {
   signer: BridgeSigner;
   /** Allow-lists and margins of the verification. */
   verify?: VerifyBridgeBatchOptions;
-  /** Called after each step. What it throws is ignored: it never changes the outcome. */
+  /**
+   * Called after each step, and not awaited (an async function is fine). What it throws, or a
+   * promise it returns that rejects, is logged at `warn` through the client's `logger` and never
+   * changes the outcome.
+   */
   onProgress?: (progress: ExecuteProgress) => void;
 };
 
@@ -50,6 +55,8 @@ export interface ExecuteSteps {
   ): Promise<{ transferId: string; userOpHash: Hex }>;
   /** The client's spans: `partner.verify` and `partner.sign`, the steps that make no request. */
   span?: SpanRunner;
+  /** Told what `onProgress` threw or rejected with. */
+  report?: Report;
 }
 
 /** The whole bridge flow, verified before signing: route → construct → verify → sign → send. */
@@ -92,11 +99,9 @@ export async function executeBridge(
     });
   }
   // An observer cannot change the outcome: a throw after the submit would lose the transfer id.
-  const report = (progress: ExecuteProgress) => {
-    try {
-      onProgress?.(progress);
-    } catch {}
-  };
+  const report = onProgress
+    ? isolate('onProgress of bridge.execute', onProgress, steps.report ?? ignoreReport)
+    : () => {};
 
   const route = await steps.route(args.routeId, options);
   if (!route) {
