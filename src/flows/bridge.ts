@@ -156,7 +156,10 @@ export class Bridge extends BridgeResource<Transfers> {
   /**
    * The whole flow in one call, verified before signing: reads the route (cached up to a minute),
    * constructs, verifies the batch against that route and the signer's wallet, signs, and submits.
-   * Nothing is signed when a check fails. The submit behaves as in `send`, and every error thrown
+   * Nothing is signed when a check fails. The signer runs within the call's `signal` and its
+   * `timeoutMs` (when the call gives one): a signer that does not answer in time ends the call with
+   * `AbortError` or `TimeoutError`, nothing is submitted, and what it answers later is dropped.
+   * The submit behaves as in `send`, and every error thrown
    * from the submit on carries `intentId`, `transferId` and `userOpHash`, so that the transfer can
    * be looked up before anything is built again.
    *

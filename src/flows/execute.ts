@@ -1,10 +1,11 @@
 import { parseArgs, parseOptions, readArgs, requestOptionsSchema } from '../core/args.js';
 import { ignoreReport, isolate, type Report } from '../core/isolate.js';
 import type { RequestOptions } from '../core/request-options.js';
-import { ArgumentError } from '../errors/client-errors.js';
+import { AbortError, ArgumentError, TimeoutError } from '../errors/client-errors.js';
+import { raceSignal, within } from '../http/abort.js';
 import { type SpanRunner, untraced } from '../http/tracing.js';
 import type { BridgeSigner, SignedBridgeBatch } from '../onchain/sign.js';
-import type { BridgeBatchSummary, VerifyBridgeBatchOptions } from '../onchain/verify.js';
+import type { BridgeBatchSummary, VerifiedBridgeBatch, VerifyBridgeBatchOptions } from '../onchain/verify.js';
 import { type BridgeConstructParams, constructArgs } from '../resources/params.js';
 import type { BridgeConstructResult, BridgeQuote, BridgeRoute } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
@@ -57,6 +58,32 @@ export interface ExecuteSteps {
   span?: SpanRunner;
   /** Told what `onProgress` threw or rejected with. */
   report?: Report;
+}
+
+/**
+ * Signs within the call's `signal` and its own `timeoutMs` (when it gives one): a signer that never
+ * answers (a KMS that hangs) cannot hold the call, and what it answers later reaches nothing.
+ */
+async function signWithin(
+  verified: VerifiedBridgeBatch,
+  signer: BridgeSigner,
+  options: RequestOptions | undefined,
+): Promise<SignedBridgeBatch> {
+  const signal = options?.signal;
+  const aborted = () => new AbortError({ cause: signal?.reason });
+  if (signal?.aborted) throw aborted();
+  const { signBridgeBatch } = await import('../onchain/sign.js');
+  if (signal?.aborted) throw aborted();
+  const signing = signBridgeBatch({ verified, signer });
+  const timeoutMs = options?.timeoutMs;
+  if (timeoutMs === undefined) return raceSignal(signing, signal, aborted);
+  return within(
+    signing,
+    timeoutMs,
+    signal,
+    () => new TimeoutError({ method: 'bridge.execute', path: 'sign', timeoutMs }),
+    aborted,
+  );
 }
 
 /** The whole bridge flow, verified before signing: route → construct → verify → sign → send. */
@@ -127,10 +154,7 @@ export async function executeBridge(
     );
   });
   report({ step: 'verified', summary });
-  const signed = await span('partner.sign', async () => {
-    const { signBridgeBatch } = await import('../onchain/sign.js');
-    return signBridgeBatch({ verified: summary, signer: signer! });
-  });
+  const signed = await span('partner.sign', () => signWithin(summary, signer!, options));
   report({ step: 'signed', signed });
   const ids = {
     intentId: construct.intentId,
