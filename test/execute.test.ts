@@ -202,25 +202,33 @@ describe('bridge.execute: the signing step is bounded by the call', () => {
     process.off('unhandledRejection', track);
   });
 
-  it('a signer that never answers ends in AbortError when the signal fires, and nothing is submitted', async () => {
+  /** Executes with a stalled signer and a signal fired once the batch is verified (`laterMs` after). */
+  async function executeAborted(laterMs: number | undefined) {
     const { sim, client, submits, routeId, userId } = setup();
-    const { signer, started, rejectLater } = stalledSigner(sim);
+    const stalled = stalledSigner(sim);
     const controller = new AbortController();
-    const outcome = client.bridge
+    const abort = () => controller.abort(new Error('shutting down'));
+    const error = await client.bridge
       .execute(
         {
           userId,
           routeId,
           amount: '25',
-          signer,
+          signer: stalled.signer,
           onProgress: (p) => {
-            if (p.step === 'verified') setTimeout(() => controller.abort(new Error('shutting down')), 20);
+            if (p.step !== 'verified') return;
+            if (laterMs === undefined) abort();
+            else setTimeout(abort, laterMs);
           },
         },
         { signal: controller.signal },
       )
       .catch((e: unknown) => e);
-    const error = await outcome;
+    return { error, submits, ...stalled };
+  }
+
+  it('a signer that never answers ends in AbortError when the signal fires, and nothing is submitted', async () => {
+    const { error, started, submits, rejectLater } = await executeAborted(20);
     expect(error).toBeInstanceOf(AbortError);
     expect(started.length).toBeGreaterThan(0);
     expect(submits()).toBe(0);
@@ -246,23 +254,7 @@ describe('bridge.execute: the signing step is bounded by the call', () => {
   });
 
   it('a signal that fired before signing starts no signer', async () => {
-    const { sim, client, submits, routeId, userId } = setup();
-    const { signer, started } = stalledSigner(sim);
-    const controller = new AbortController();
-    const error = await client.bridge
-      .execute(
-        {
-          userId,
-          routeId,
-          amount: '25',
-          signer,
-          onProgress: (p) => {
-            if (p.step === 'verified') controller.abort();
-          },
-        },
-        { signal: controller.signal },
-      )
-      .catch((e: unknown) => e);
+    const { error, started, submits } = await executeAborted(undefined);
     expect(error).toBeInstanceOf(AbortError);
     expect(started).toEqual([]);
     expect(submits()).toBe(0);

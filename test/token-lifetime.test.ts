@@ -17,6 +17,13 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+/** A simulator issuing tokens of `ttl` seconds, with the clock (only) faked at START for both sides. */
+function simAt(ttl: number) {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(START);
+  return createPartnerSimulator({ tokenTtlSec: ttl });
+}
+
 /** A client of `sim` whose answers are all recorded, so a test can see any 401. */
 function simClient(sim: PartnerSimulator, tokenStore?: MemoryTokenStore) {
   const client = new PartnerClient({
@@ -37,10 +44,7 @@ describe('expires_in is authoritative, however short', () => {
   it.each([1, 2])(
     'a token of expires_in %i is never presented after it expired: a call past expiry fetches a new one',
     async (ttl) => {
-      // Only the clock is faked: the SDK and the simulator read the same time.
-      vi.useFakeTimers({ toFake: ['Date'] });
-      vi.setSystemTime(START);
-      const sim = createPartnerSimulator({ tokenTtlSec: ttl });
+      const sim = simAt(ttl);
       const { client, responses } = simClient(sim);
       await client.bridge.routes();
       vi.setSystemTime(START + ttl * 1000 + 100);
@@ -53,9 +57,7 @@ describe('expires_in is authoritative, however short', () => {
   );
 
   it('a tiny lifetime costs a token request per call, but concurrent calls still share one', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(START);
-    const sim = createPartnerSimulator({ tokenTtlSec: 1 });
+    const sim = simAt(1);
     const { client, responses } = simClient(sim);
     await Promise.all(Array.from({ length: 50 }, () => client.bridge.routes()));
     expect(count(sim, 'POST /auth/token')).toBe(1);
@@ -82,9 +84,7 @@ describe('expires_in is authoritative, however short', () => {
   });
 
   it('a token from a shared store is not taken past its expiry either', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(START);
-    const sim = createPartnerSimulator({ tokenTtlSec: 1 });
+    const sim = simAt(1);
     const tokenStore = new MemoryTokenStore();
     const first = simClient(sim, tokenStore);
     const second = simClient(sim, tokenStore);
