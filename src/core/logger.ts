@@ -1,5 +1,7 @@
 import type { EventEmitter } from 'eventemitter3';
+import type { Redact } from '../errors/redact.js';
 import type { ClientEvents } from './events.js';
+import { quiet, type Report, warnReport } from './isolate.js';
 
 /** Anything with console's four methods: `console`, pino, winston, a test double. */
 export interface Logger {
@@ -43,16 +45,25 @@ export function logLevelFromEnv(): LogLevel | undefined {
 const PREFIX = 'partner-s2s-sdk:';
 
 /**
+ * Where what a partner's function threw or rejected with is reported: `logger.warn`, when `level`
+ * lets warnings through. Lines pass through `redact`, as every error does.
+ */
+export function listenerReport(logger: Logger, level: LogLevel, redact: Redact): Report {
+  return warnReport(rank(level) >= rank('warn') ? (line) => logger.warn(line) : undefined, redact);
+}
+
+/**
  * Logs the client's own events, so that a log line carries exactly what an event does: method,
  * path template, status, time, attempt and request id, never a header, body, token or secret. A
- * logger that throws is ignored: logging never fails a call.
+ * logger that throws or rejects is ignored: logging never fails a call.
  */
 export function attachLogger(events: EventEmitter<ClientEvents>, logger: Logger, level: LogLevel): void {
   const at = rank(level);
   if (at === 0) return;
   const write = (method: 'debug' | 'info' | 'warn' | 'error', line: string) => {
     try {
-      logger[method](line);
+      // An async logger's rejection is handled too: it must not end the process.
+      quiet(logger[method](line));
     } catch {}
   };
   if (at >= rank('debug')) {

@@ -17,7 +17,7 @@ import {
 import { TransfersResource } from '../resources/transfers.js';
 import type { BridgeRoute, BridgeSendResult, BridgeTransfer } from '../schemas/bridge.js';
 import { type BridgeExecuteParams, type BridgeExecuteResult, executeBridge } from './execute.js';
-import { IntentMemory, outcomeUnknown, resolveSubmitOutcome } from './submit.js';
+import { type IntentMemory, outcomeUnknown, resolveSubmitOutcome, type TakenSubmit } from './submit.js';
 import { pollTransfer, type WaitOptions, type WaitParams } from './wait.js';
 
 /** Routes carry live limits cached by the service up to a minute; the SDK keeps them no longer. */
@@ -81,8 +81,8 @@ export class Bridge extends BridgeResource<Transfers> {
   readonly #intents: IntentMemory;
   #routes: { at: number; routes: Promise<BridgeRoute[]> } | undefined;
 
-  constructor(api: Api) {
-    const intents = new IntentMemory();
+  /** `intents` is shared with every client derived from this one (`withOptions`). */
+  constructor(api: Api, intents: IntentMemory) {
     super(api, new Transfers(api), (userId, built) =>
       intents.remember(built.intentId, {
         userId,
@@ -113,35 +113,57 @@ export class Bridge extends BridgeResource<Transfers> {
     return apiCall(options, 'bridge.send', (checked) => this.#send(params, checked));
   }
 
-  async #send(params: BridgeSendParams, options: RequestOptions): Promise<BridgeSendResult> {
+  async #send(params: BridgeSendParams, given: RequestOptions): Promise<BridgeSendResult> {
     const args = parseArgs(sendArgs, params, 'bridge.send');
     refuseNonCanonical(args);
+    const mine = () => {
+      const known = this.#intents.get(args.intentId);
+      return known?.userId === args.userId ? known : undefined;
+    };
+    const parent = sinkOf(given);
+    const taken = mine()?.taken;
+    if (taken) {
+      // Taken already, through this client or one sharing its memory: a second submit could only
+      // be refused as spent, and the first one's result is the answer.
+      if (taken.response) parent?.(taken.response, taken.requestId);
+      return { ...taken.result };
+    }
+    let answer: Pick<TakenSubmit, 'response' | 'requestId'> = { response: undefined, requestId: undefined };
+    const options = withSink(given, (response, requestId) => {
+      answer = { response, requestId };
+      parent?.(response, requestId);
+    });
     let sent = false;
+    let result: BridgeSendResult;
     try {
       const onSent = () => {
         sent = true;
       };
       const body = stringifyBody(args);
       const ids = { userId: args.userId, intentId: args.intentId };
-      return (await callEndpoint(this.#api, ENDPOINTS.send, { body, onSent, ids }, options)).data;
+      result = (await callEndpoint(this.#api, ENDPOINTS.send, { body, onSent, ids }, options)).data;
     } catch (error) {
       // Until the submit went out nothing can have happened (a token failure, an early abort).
       if (!sent || (!outcomeUnknown(error) && !(error instanceof IntentNotFoundError))) throw error;
-      const known = this.#intents.get(args.intentId);
-      return resolveSubmitOutcome(
+      result = await resolveSubmitOutcome(
         args.intentId,
-        known?.userId === args.userId ? known : undefined,
+        mine(),
         error,
         (userId, transferId, readOptions) => this.transfers.get({ userId, transferId }, readOptions),
         options,
       );
     }
+    this.#intents.taken(args.intentId, args.userId, { result, ...answer });
+    return result;
   }
 
   /**
    * The whole flow in one call, verified before signing: reads the route (cached up to a minute),
    * constructs, verifies the batch against that route and the signer's wallet, signs, and submits.
-   * Nothing is signed when a check fails. The submit behaves as in `send`, and every error thrown
+   * Nothing is signed when a check fails. The signer runs within the call's `signal` and its
+   * `timeoutMs` (when the call gives one): a signer that does not answer in time ends the call with
+   * `AbortError` or `TimeoutError`, nothing is submitted, and what it answers later is dropped.
+   * The submit behaves as in `send`, and every error thrown
    * from the submit on carries `intentId`, `transferId` and `userOpHash`, so that the transfer can
    * be looked up before anything is built again.
    *
@@ -164,6 +186,7 @@ export class Bridge extends BridgeResource<Transfers> {
               this.construct(construct as BridgeConstructParams, constructOptions),
             send: (send, sendOptions) => this.send(send, sendOptions),
             span,
+            ...(this.#api.report ? { report: this.#api.report } : {}),
           },
           params,
           checked,
