@@ -104,7 +104,7 @@ describe("what a partner's function throws or rejects with never changes an outc
         intentId: (
           await partner.bridge.construct({ userId: 'user-1', routeId: 'base-usdc-to-bsc-usdc', amount: '1' })
         ).intentId,
-        signature: `0xff00${'11'.repeat(65)}`,
+        signature: `0xff00${'11'.repeat(64)}1b`,
       });
       expect(sent.transferId).toBe('tr_1');
       expect(service.count(SEND)).toBe(1);
