@@ -1,4 +1,5 @@
 import { ArgumentError } from '../../errors/client-errors.js';
+import { BIGINT_MESSAGE, CALLBACK_TARGET_MESSAGE } from '../args.js';
 import type { SimAdmin } from './admin.js';
 import type { CallbackDelivery } from './callbacks.js';
 import { HttpFailure, validation } from './envelope.js';
@@ -56,6 +57,23 @@ function withBigints(value: unknown, key?: string): unknown {
   return value;
 }
 
+/**
+ * An issue as the admin API states it. The schemas speak of JavaScript values (a bigint, a
+ * function); over HTTP the same mistake is said in JSON's words.
+ */
+function inJsonWords(path: string, message: string): string {
+  const field = path.slice(path.lastIndexOf('.') + 1);
+  let said = message;
+  if (message === BIGINT_MESSAGE) {
+    said = field.endsWith('Bps')
+      ? 'must be a string of digits (basis points), e.g. "12"'
+      : 'must be a string of digits (base units), e.g. "1000000"';
+  } else if (message === CALLBACK_TARGET_MESSAGE) {
+    said = 'must be an http(s) URL';
+  }
+  return path ? `${path}: ${said}` : said;
+}
+
 /** A result as JSON: bigints as decimal strings (the way they came in), `undefined` as `null`. */
 function dataResponse(data: unknown, status = 200): Response {
   return new Response(
@@ -95,7 +113,7 @@ export function adminApi(host: AdminHost): Mount {
         return dataResponse(host.admin().run(name as (typeof ADMIN_OPERATIONS)[number], args));
       } catch (error) {
         if (error instanceof ArgumentError)
-          throw validation(error.issues.map(({ path, message }) => (path ? `${path}: ${message}` : message)));
+          throw validation(error.issues.map(({ path, message }) => inJsonWords(path, message)));
         throw error;
       }
     },
