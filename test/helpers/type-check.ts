@@ -11,11 +11,23 @@ export interface TypeCheck {
 
 const ROOT = process.cwd();
 
-/** The errors of a program, one formatted line each (file, line, message). */
-export function errorsOf(program: ts.Program, only?: (file: string) => boolean): string[] {
-  return ts
-    .getPreEmitDiagnostics(program)
-    .filter((d) => d.category === ts.DiagnosticCategory.Error && (!only || !d.file || only(d.file.fileName)))
+/**
+ * The errors of a program, one formatted line each (file, line, message): of every file, or of the
+ * files named (then the others are checked only as far as those need them, which is much faster).
+ */
+export function errorsOf(program: ts.Program, only?: readonly string[]): string[] {
+  const diagnostics = only
+    ? [
+        ...program.getOptionsDiagnostics(),
+        ...program.getGlobalDiagnostics(),
+        ...only.flatMap((name) => {
+          const file = program.getSourceFile(name);
+          return [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)];
+        }),
+      ]
+    : ts.getPreEmitDiagnostics(program);
+  return diagnostics
+    .filter((d) => d.category === ts.DiagnosticCategory.Error)
     .map((d) => {
       const text = ts.flattenDiagnosticMessageText(d.messageText, '\n');
       if (!d.file || d.start === undefined) return text;
@@ -71,4 +83,50 @@ export function checkConsumer(
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The package's entries as the sources, as tsconfig.json's `paths` map them. */
+const SOURCE_ENTRIES: Record<string, string[]> = {
+  'partner-s2s-sdk': [join(ROOT, 'src/index.ts')],
+  'partner-s2s-sdk/testing': [join(ROOT, 'src/testing/index.ts')],
+  'partner-s2s-sdk/redis': [join(ROOT, 'src/redis/index.ts')],
+};
+
+/**
+ * Type-checks snippets (ES modules, by file name) in a server project with Node's types and no DOM
+ * lib, the package's names mapped to its sources and every other package from this repository's
+ * node_modules. Libraries' own declarations are not checked (viem's need the DOM lib), and neither
+ * are the sources: only the snippets' errors are returned.
+ */
+export function checkSnippets(snippets: Record<string, string>): string[] {
+  const dir = join(ROOT, '.snippets');
+  const virtual = new Map(Object.entries(snippets).map(([name, text]) => [join(dir, name), text]));
+  const options: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2022,
+    lib: ['lib.es2022.d.ts'],
+    types: ['node'],
+    // Bundler resolution, as Next.js projects have it: extensionless imports between a recipe's
+    // files; packages are still read through their `exports`.
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    strict: true,
+    skipLibCheck: true,
+    noEmit: true,
+    // `@/…` is the alias Next.js projects have, so a recipe's files can import one another.
+    paths: { ...SOURCE_ENTRIES, '@/*': [join(dir, '*')] },
+  };
+  const host = ts.createCompilerHost(options);
+  const { fileExists, readFile, getSourceFile } = host;
+  host.fileExists = (file) => virtual.has(file) || fileExists.call(host, file);
+  host.directoryExists = (path) =>
+    [...virtual.keys()].some((file) => file.startsWith(`${path}/`)) || ts.sys.directoryExists(path);
+  host.readFile = (file) => virtual.get(file) ?? readFile.call(host, file);
+  host.getSourceFile = (file, language, ...rest) => {
+    const text = virtual.get(file);
+    return text === undefined
+      ? getSourceFile.call(host, file, language, ...rest)
+      : ts.createSourceFile(file, text, language, true);
+  };
+  const program = ts.createProgram([...virtual.keys()], options, host);
+  return errorsOf(program, [...virtual.keys()]).map((error) => error.slice(dir.length + 1));
 }
