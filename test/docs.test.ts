@@ -143,6 +143,44 @@ declare module '@opentelemetry/exporter-trace-otlp-http' {
 }
 `;
 
+/** The lowest version a `>=x.y.z` range admits, as [major, minor, patch]. */
+function floor(range: string): number[] {
+  const match = /^>=\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?$/.exec(range.trim());
+  if (!match) throw new Error(`not a >= range: ${range}`);
+  return [Number(match[1]), Number(match[2] ?? 0), Number(match[3] ?? 0)];
+}
+const atLeast = (a: number[], b: number[]) =>
+  a[0]! !== b[0]! ? a[0]! > b[0]! : a[1]! !== b[1]! ? a[1]! > b[1]! : a[2]! >= b[2]!;
+
+describe('the supported Node.js versions', () => {
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
+    engines: { node: string };
+    dependencies: Record<string, string>;
+  };
+
+  it("admit no version a runtime dependency's engines refuse", () => {
+    const ours = floor(pkg.engines.node);
+    for (const name of Object.keys(pkg.dependencies)) {
+      const theirs = (
+        JSON.parse(readFileSync(`node_modules/${name}/package.json`, 'utf8')) as {
+          engines?: { node?: string };
+        }
+      ).engines?.node;
+      if (theirs) expect(atLeast(ours, floor(theirs)), `${name} requires Node ${theirs}`).toBe(true);
+    }
+  });
+
+  it('are the ones README states in Install', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const install = readme.slice(
+      readme.indexOf('## Install'),
+      readme.indexOf('\n## ', readme.indexOf('## Install') + 1),
+    );
+    const [major, minor] = floor(pkg.engines.node);
+    expect(install).toContain(`**Node.js ${major}.${minor} or later** (\`engines: ${pkg.engines.node}\`)`);
+  });
+});
+
 describe('README', () => {
   it('every TypeScript block type-checks with Node types and without the DOM lib', () => {
     // A block without imports is a fragment: it sees every export of the package's entries.
