@@ -49,7 +49,18 @@ export type { FetchLike } from './http/transport.js';
 /** The path prefix of version 1 of the interface; the SDK appends it to `baseUrl`. */
 export const API_PREFIX = '/api/v1/s2s';
 
-/** Options of `new PartnerClient(options)`; see each field for its default. */
+/**
+ * Options of `new PartnerClient(options)`; see each field for its default.
+ *
+ * @example
+ * const client = new PartnerClient({
+ *   baseUrl: 'https://partner.example.com', // '/api/v1/s2s' is appended
+ *   clientId: process.env.PARTNER_CLIENT_ID!,
+ *   clientSecret: process.env.PARTNER_CLIENT_SECRET!,
+ *   scope: ['bridge:read', 'transactions:write'],
+ *   timeoutMs: 15_000,
+ * });
+ */
 export interface PartnerClientOptions {
   /**
    * Where the service runs, without the `/api/v1/s2s` prefix (the SDK appends it).

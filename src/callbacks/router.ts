@@ -70,7 +70,16 @@ export interface RejectedDelivery {
   error: unknown;
 }
 
-/** Options of `createCallbackRouter`. */
+/**
+ * Options of `createCallbackRouter`. Only `authenticate` is required.
+ *
+ * @example
+ * const router = createCallbackRouter({
+ *   authenticate: (req) => req.headers.get('x-callback-token') === process.env.CALLBACK_TOKEN, // constant time in production
+ *   store: createRedisCallbackStore({ client: redis }), // a fleet dispatches each state once
+ *   listenerTimeoutMs: 5_000,
+ * });
+ */
 export interface CallbackRouterOptions {
   /**
    * Remembers the last dispatched state per transfer, to drop duplicates and late states. Share

@@ -25,6 +25,9 @@ export class ArgumentError extends PartnerError {
  * The service could not be reached, or the connection broke before a full answer arrived.
  * The transport error is kept in `cause`; the message stays generic so that no host name or
  * header leaks into logs.
+ *
+ * @example
+ * catch (e) { if (e instanceof ConnectionError) log.warn(`${e.method} ${e.path} unreachable`, e.cause); }
  */
 export class ConnectionError extends PartnerError {
   override name = 'ConnectionError' as const;
@@ -41,6 +44,11 @@ export class ConnectionError extends PartnerError {
 /**
  * No complete answer arrived within `timeoutMs` (one attempt, body included), or `transfers.wait`
  * reached a deadline: then `transferId`, `lastStatus` and `phase` say where the transfer stood.
+ *
+ * @example
+ * catch (e) {
+ *   if (e instanceof TimeoutError && e.transferId) await queue.checkLater(e.transferId); // the transfer goes on
+ * }
  */
 export class TimeoutError extends PartnerError {
   override name = 'TimeoutError' as const;
@@ -90,6 +98,12 @@ export class TimeoutError extends PartnerError {
 /**
  * The caller's `AbortSignal` fired. Its reason is kept in `cause`. The name matches the DOM's so
  * that existing `e.name === 'AbortError'` checks keep working.
+ *
+ * @example
+ * const routes = await client.bridge.routes({ signal: AbortSignal.timeout(5_000) }).catch((e) => {
+ *   if (e instanceof AbortError) return []; // given up on purpose
+ *   throw e;
+ * });
  */
 export class AbortError extends PartnerError {
   override name = 'AbortError' as const;
@@ -106,6 +120,9 @@ export type ResponseIssue = Issue;
  * The server answered with a status that means success, but with a body the SDK does not know
  * (broken JSON, missing or mistyped fields, or, with `strict: true`, unknown fields or values).
  * The body itself is not kept: it may hold a token.
+ *
+ * @example
+ * catch (e) { if (e instanceof ResponseValidationError) log.error(`unexpected answer to ${e.path}`, e.issues); }
  */
 export class ResponseValidationError extends PartnerError {
   override name = 'ResponseValidationError' as const;

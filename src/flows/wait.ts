@@ -90,7 +90,16 @@ export interface WaitPhaseTimeouts {
   refund?: number;
 }
 
-/** Options of `bridge.transfers.wait`: a deadline per phase, `totalTimeoutMs` over the whole wait. */
+/**
+ * Options of `bridge.transfers.wait`: a deadline per phase, `totalTimeoutMs` over the whole wait.
+ *
+ * @example
+ * const final = await client.bridge.transfers.wait({ userId, transferId }, {
+ *   router, // wake up on callbacks; reads go on as the fallback
+ *   phaseTimeoutsMs: { ...DEFAULTS.wait.phaseTimeoutsMs, refund: 24 * 3_600_000 },
+ *   signal: AbortSignal.timeout(30 * 60_000),
+ * });
+ */
 export interface WaitOptions extends Omit<RequestOptions, 'timeoutMs'> {
   /**
    * Wake up on callbacks as they arrive through this router; reads continue as a fallback, at

@@ -1,4 +1,3 @@
-import type { Signature } from 'viem';
 import { readArgs } from '../core/args.js';
 import { BatchVerificationError, SigningError } from '../errors/bridge-errors.js';
 import { ArgumentError } from '../errors/client-errors.js';
@@ -11,8 +10,22 @@ import type { VerifiedBridgeBatch } from './verify.js';
 import { loadViem, loadViemUtils } from './viem.js';
 
 /**
- * What signs a bridge batch: a viem `LocalAccount` fits as it is, and so does any adapter (KMS,
- * HSM, MPC) with the same two methods.
+ * An ECDSA signature as a signer hands it back, in viem's shape: `r` and `s` as hex, and the
+ * parity as `yParity` (0 or 1) or as `v` (27 or 28). Written out here rather than taken from viem,
+ * so that the SDK's declarations compile without viem's (which need the DOM lib).
+ */
+interface SignatureParts {
+  r: Hex | string;
+  s: Hex | string;
+  yParity?: number | undefined;
+  v?: bigint | number | undefined;
+}
+
+/**
+ * What signs a bridge batch: a viem `LocalAccount` fits as it is (one from `privateKeyToAccount`,
+ * or from `toAccount` around a KMS), and so does any adapter (KMS, HSM, MPC) with the same two
+ * methods. The types are the SDK's own, so a project that never imports viem needs none of its
+ * declarations.
  *
  * @example
  * import { privateKeyToAccount } from 'viem/accounts';
@@ -26,12 +39,13 @@ export interface BridgeSigner {
    * `r ‖ s ‖ v`; a high s or a `v` of 0/1 (as a KMS may return) is put in the form the chain takes.
    */
   signMessage(args: { message: { raw: Hex } }): Promise<Hex | string>;
-  /** Signs an EIP-7702 authorization; needed only when the wallet is not yet delegated on the source chain. */
-  signAuthorization?(args: {
-    address: Address;
-    chainId: number;
-    nonce: number;
-  }): Promise<Partial<Signature> & { r: Hex | string; s: Hex | string }>;
+  /**
+   * Signs an EIP-7702 authorization; needed only when the wallet is not yet delegated on the source
+   * chain. May be left out or `undefined`, as on a viem `LocalAccount` made by `toAccount`.
+   */
+  signAuthorization?:
+    | ((args: { address: Address; chainId: number; nonce: number }) => Promise<SignatureParts>)
+    | undefined;
 }
 
 /**

@@ -2,6 +2,8 @@
  * `partner-s2s-sdk/redis`: the token store and the callback store on Redis, for a fleet of
  * processes. Takes a connected client of `redis` (node-redis 5) or `ioredis` 5, on one server or a
  * Redis Cluster; imports neither.
+ *
+ * @module partner-s2s-sdk/redis
  */
 
 export { createRedisCallbackStore, type RedisCallbackStoreOptions } from './callback-store.js';
