@@ -12,6 +12,8 @@ import {
   durationMs,
   fetchOptionsSchema,
   headersSchema,
+  loggerOption,
+  logLevelOption,
   maxRetries,
   parseArgs,
   parseOptions,
@@ -22,7 +24,7 @@ import {
 import { DEFAULTS } from './core/defaults.js';
 import { EventEmitter } from './core/emitter.js';
 import { CLIENT_EVENTS, type ClientEvents } from './core/events.js';
-import { attachLogger, LOG_LEVELS, type Logger, type LogLevel, logLevelFromEnv } from './core/logger.js';
+import { attachLogger, type Logger, type LogLevel, logLevelFromEnv, logWriter } from './core/logger.js';
 import type { RequestOptions } from './core/request-options.js';
 import { userAgent } from './core/version.js';
 import { ArgumentError } from './errors/client-errors.js';
@@ -228,8 +230,6 @@ function tokenStoreKey(baseUrl: string, clientId: string, scope: string | undefi
   return `partner-s2s:v2:${parts}:${fingerprint}`;
 }
 
-const logLevelSchema = z.lazy(() => z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }));
-
 // Built on the first `new PartnerClient`, not at import.
 const optionsSchema = z.lazy(() =>
   z
@@ -265,11 +265,8 @@ const optionsSchema = z.lazy(() =>
         .optional(),
       fetchOptions: fetchOptionsSchema.optional(),
       defaultHeaders: headersSchema.optional(),
-      logger: withMethods<Logger>(
-        ['debug', 'info', 'warn', 'error'],
-        'must have debug, info, warn and error methods',
-      ).optional(),
-      logLevel: logLevelSchema.optional(),
+      logger: loggerOption.optional(),
+      logLevel: logLevelOption.optional(),
       dangerouslyAllowBrowser: z.boolean({ error: 'must be true or false' }).optional(),
       tokenStore: withMethods<TokenStore>(
         ['get', 'set', 'delete'],
@@ -462,10 +459,17 @@ export class PartnerClient {
     this.baseUrl = this.#shared.baseUrl;
     this.#clientId = this.#shared.clientId;
     const level = config.logLevel ?? logLevelFromEnv() ?? 'off';
-    attachLogger(this.#events, config.logger ?? console, level);
+    const logger = config.logger ?? console;
+    attachLogger(this.#events, logger, level);
     // Auth wraps the transport: every data call goes out with a bearer token through it.
     this.#auth = new BearerAuth(transport, this.#shared.tokens);
-    this.#api = { transport: this.#auth, strict: this.#strict, span: tracing.span };
+    const warn = logWriter(logger, level, 'warn');
+    this.#api = {
+      transport: this.#auth,
+      strict: this.#strict,
+      span: tracing.span,
+      ...(warn ? { warn } : {}),
+    };
     this.bridge = new Bridge(this.#api);
   }
 

@@ -100,6 +100,8 @@ export interface Api {
   strict: boolean;
   /** The client's spans around a flow's steps (`bridge.execute`); absent, steps just run. */
   span?: SpanRunner;
+  /** Writes a line to the client's logger at `warn`; absent when its log level holds warnings back. */
+  warn?: (line: string) => void;
 }
 
 /** The one call every resource method makes: an endpoint of the table, its input, the caller's options. */
