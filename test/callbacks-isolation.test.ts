@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { transfer } from '../fixtures/wire.js';
 import {
   CallbackListenerError,
@@ -172,7 +172,9 @@ describe('what a partner hands the router never leaves an unhandled rejection', 
     expect(() =>
       createCallbackRouter({ authenticate: 'none', logger: { warn: 1 } as unknown as Logger }),
     ).toThrow(/logger/);
-    expect(() => createCallbackRouter({ authenticate: 'none', logLevel: 'loud' as 'warn' })).toThrow(/logLevel/);
+    expect(() => createCallbackRouter({ authenticate: 'none', logLevel: 'loud' as 'warn' })).toThrow(
+      /logLevel/,
+    );
   });
 });
 
