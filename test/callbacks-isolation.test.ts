@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { privateKeyToAccount } from 'viem/accounts';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { transfer } from '../fixtures/wire.js';
 import {
   CallbackListenerError,
@@ -8,7 +9,9 @@ import {
   CallbackTimeoutError,
   createCallbackRouter,
   type Logger,
+  PartnerClient,
 } from '../src/index.js';
+import { createPartnerSimulator } from '../src/testing/index.js';
 
 const servers: Server[] = [];
 let unhandled: unknown[] = [];
@@ -74,6 +77,45 @@ describe('what a partner hands the router never leaves an unhandled rejection', 
     const lines = warnings.map((w) => String(w[0]));
     expect(lines.some((line) => line.includes("'error' listener"))).toBe(true);
     expect(lines.some((line) => line.includes("'transfer' listener"))).toBe(true);
+  });
+
+  it('a failing transfer listener still gets its redelivery from the simulator, with a rejecting error listener', async () => {
+    const { logger, warnings } = logged();
+    const router = createCallbackRouter({ authenticate: 'none', logger, logLevel: 'warn' });
+    const url = await serve(router.nodeHandler);
+    const sim = createPartnerSimulator({ callbacks: url });
+    try {
+      const client = new PartnerClient({ baseUrl: sim.baseUrl, ...sim.demo.credentials, fetch: sim.fetch });
+      const credited: string[] = [];
+      let failNext = true;
+      router.on('bridge_transfer_submitted', async (t) => {
+        if (failNext) {
+          failNext = false;
+          throw new Error('ledger down once');
+        }
+        credited.push(t.transferId);
+      });
+      router.on('error', async () => {
+        throw new Error('error sink down');
+      });
+      const { transferId } = await client.bridge.execute({
+        userId: sim.demo.userId,
+        routeId: 'base-usdc-to-bsc-usdc',
+        amount: '3',
+        signer: privateKeyToAccount(sim.demo.wallet.privateKey),
+      });
+      const delivery = () => sim.callbackDeliveries.find((d) => d.transferId === transferId);
+      // Answered 500, then taken on the simulator's retry a second later.
+      await vi.waitFor(() => expect(delivery()).toMatchObject({ state: 'delivered', attempts: 2 }), {
+        timeout: 10_000,
+      });
+      expect(credited).toEqual([transferId]);
+      await settle();
+      expect(unhandled).toEqual([]);
+      expect(warnings.some((w) => String(w[0]).includes("'bridge_transfer_submitted' listener"))).toBe(true);
+    } finally {
+      sim.close();
+    }
   });
 
   it('a forged POST to a router whose async rejected listener rejects: 401, reported, no unhandled rejection', async () => {
