@@ -94,10 +94,13 @@ export interface WaitPhaseTimeouts {
 export interface WaitOptions extends Omit<RequestOptions, 'timeoutMs'> {
   /**
    * Wake up on callbacks as they arrive through this router; reads continue as a fallback, at
-   * `pollIntervalMs` (then 15 s by default, growing to a minute). A callback is never taken on its
-   * word: it triggers one read of the transfer, and the wait resolves with what that read says. A
-   * forged or stale callback therefore costs one read and the wait goes on. The deadlines are the
-   * same as without a router.
+   * `pollIntervalMs` (then 15 s by default, growing to a minute) once the router took a delivery
+   * during the wait. Until then, and from a delivery its `authenticate` refused to the next one it
+   * takes, reads go on as without a router (2 s, growing to 15 s), and a `TimeoutError` names how
+   * many deliveries were refused (`refusedDeliveries`). A callback is never taken on its word: it
+   * triggers one read of the transfer, and the wait resolves with what that read says. A forged or
+   * stale callback therefore costs one read and the wait goes on. The deadlines are the same as
+   * without a router.
    *
    * @example
    * const final = await client.bridge.transfers.wait({ userId, transferId }, { router });
@@ -124,15 +127,15 @@ export interface WaitOptions extends Omit<RequestOptions, 'timeoutMs'> {
   /**
    * @deprecated Use `totalTimeoutMs`. In this release `timeoutMs` still bounds the whole wait, as it
    * did; in the next one it will mean what it means for every other method, the time of one read.
-   * Giving both is an `ArgumentError`.
+   * Giving both is an `ArgumentError`. The client says so once, through `logger.warn`.
    */
   timeoutMs?: number;
   /**
    * First delay between reads; it grows by half each time up to `maxPollIntervalMs`.
-   * @default 2000 (15000 with a `router`: callbacks wake the wait, reads are the fallback)
+   * @default 2000 (15000 with a `router` that takes deliveries: callbacks wake the wait, reads are the fallback)
    */
   pollIntervalMs?: number;
-  /** Longest delay between reads. @default 15000 (60000 with a `router`) */
+  /** Longest delay between reads. @default 15000 (60000 with a `router` that takes deliveries) */
   maxPollIntervalMs?: number;
 }
 
