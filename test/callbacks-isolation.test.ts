@@ -1,5 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { transfer } from '../fixtures/wire.js';
@@ -12,8 +10,9 @@ import {
   PartnerClient,
 } from '../src/index.js';
 import { createPartnerSimulator } from '../src/testing/index.js';
+import { closeCallbackServers, serveCallbacks } from './helpers/callback-server.js';
+import { throwingLogger, warningsLogger } from './helpers/loggers.js';
 
-const servers: Server[] = [];
 let unhandled: unknown[] = [];
 const track = (reason: unknown) => void unhandled.push(reason);
 beforeEach(() => {
@@ -22,33 +21,16 @@ beforeEach(() => {
 });
 afterEach(async () => {
   process.off('unhandledRejection', track);
-  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+  await closeCallbackServers();
 });
-
-async function serve(handler: Parameters<typeof createServer>[1]): Promise<string> {
-  const server = createServer(handler);
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/callbacks`;
-}
+const serve = serveCallbacks;
 
 /** Long enough for a rejection nobody handled to be reported by Node. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 
-function logged() {
-  const warnings: unknown[][] = [];
-  const logger: Logger = {
-    debug: () => {},
-    info: () => {},
-    warn: (...args: unknown[]) => void warnings.push(args),
-    error: () => {},
-  };
-  return { logger, warnings };
-}
-
 /** A router mounted on a real node:http server on 127.0.0.1, with a logger that records warnings. */
 async function mounted(options: Partial<CallbackRouterOptions> = {}) {
-  const { logger, warnings } = logged();
+  const { logger, warnings } = warningsLogger();
   const router = createCallbackRouter({ authenticate: 'none', logger, logLevel: 'warn', ...options });
   const url = await serve(router.nodeHandler);
   const post = (body: unknown, headers: Record<string, string> = {}) =>
@@ -74,13 +56,14 @@ describe('what a partner hands the router never leaves an unhandled rejection', 
     expect((await post(delivered)).status).toBe(500);
     await settle();
     expect(unhandled).toEqual([]);
-    const lines = warnings.map((w) => String(w[0]));
-    expect(lines.some((line) => line.includes("'error' listener"))).toBe(true);
-    expect(lines.some((line) => line.includes("'transfer' listener"))).toBe(true);
+    // Each warning passes on what the listener threw, for its stack.
+    const about = (event: string) => warnings.find((w) => String(w[0]).includes(`'${event}' listener`))?.[1];
+    expect(about('error')).toMatchObject({ message: 'error sink down' });
+    expect(about('transfer')).toMatchObject({ message: 'ledger down' });
   });
 
   it('a failing transfer listener still gets its redelivery from the simulator, with a rejecting error listener', async () => {
-    const { logger, warnings } = logged();
+    const { logger, warnings } = warningsLogger();
     const router = createCallbackRouter({ authenticate: 'none', logger, logLevel: 'warn' });
     const url = await serve(router.nodeHandler);
     const sim = createPartnerSimulator({ callbacks: url });
@@ -174,15 +157,7 @@ describe('what a partner hands the router never leaves an unhandled rejection', 
   });
 
   it('a logger that throws changes no answer', async () => {
-    const throwing: Logger = {
-      debug: () => {},
-      info: () => {},
-      warn: () => {
-        throw new Error('logger down');
-      },
-      error: () => {},
-    };
-    const { router, post } = await mounted({ logger: throwing });
+    const { router, post } = await mounted({ logger: throwingLogger });
     let calls = 0;
     router.on('transfer', async () => {
       calls++;
@@ -199,7 +174,7 @@ describe('what a partner hands the router never leaves an unhandled rejection', 
   });
 
   it('logs nothing unless the log level lets warnings through', async () => {
-    const { logger, warnings } = logged();
+    const { logger, warnings } = warningsLogger();
     for (const logLevel of ['off', 'error'] as const) {
       const router = createCallbackRouter({ authenticate: 'none', logger, logLevel });
       router.on('transfer', () => {

@@ -1,23 +1,17 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { transfer } from '../fixtures/wire.js';
-import { createCallbackRouter, type Logger, PartnerClient, TimeoutError } from '../src/index.js';
+import { createCallbackRouter, PartnerClient, TimeoutError } from '../src/index.js';
 import { createPartnerSimulator, type PartnerSimulator } from '../src/testing/index.js';
+import { closeCallbackServers, serveCallbacks } from './helpers/callback-server.js';
+import { throwingLogger, warningsLogger } from './helpers/loggers.js';
 import { json, makeClient, mockService } from './helpers/mock-fetch.js';
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
   await Promise.all(cleanup.splice(0).map((close) => close()));
+  await closeCallbackServers();
 });
-
-async function serve(handler: Parameters<typeof createServer>[1]): Promise<string> {
-  const server: Server = createServer(handler);
-  cleanup.push(() => new Promise((resolve) => server.close(resolve)));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/callbacks`;
-}
 
 /**
  * The simulator over HTTP, delivering its callbacks with `x-callback-token: <sent>` to a router on
@@ -30,7 +24,7 @@ async function refusedSetup() {
   });
   const refusals: number[] = [];
   router.on('rejected', () => void refusals.push(Date.now()));
-  const callbacks = await serve(router.nodeHandler);
+  const callbacks = await serveCallbacks(router.nodeHandler);
   const sim: PartnerSimulator = createPartnerSimulator({
     callbacks,
     callbackHeaders: { 'x-callback-token': 'old-secret' },
@@ -127,36 +121,26 @@ describe('a refused callback is not a slow transfer', () => {
 });
 
 describe('the deprecated timeoutMs of wait', () => {
-  function logged() {
-    const warnings: string[] = [];
-    const logger: Logger = {
-      debug: () => {},
-      info: () => {},
-      warn: (line: string) => void warnings.push(line),
-      error: () => {},
-    };
-    return { logger, warnings };
-  }
   const service = mockService({
     routes: { 'GET /bridge/transfers/tr_1': () => json({ data: transfer({ status: 'delivered' }) }) },
   });
   const ids = { userId: 'u', transferId: 'tr_1' };
 
   it('warns once per client through logger.warn', async () => {
-    const { logger, warnings } = logged();
+    const { logger, lines } = warningsLogger();
     const client = makeClient(service, { logger, logLevel: 'warn' });
     await client.bridge.transfers.wait(ids, { timeoutMs: 1_000 });
     await client.bridge.transfers.wait(ids, { timeoutMs: 1_000 });
     await client.bridge.transfers.wait(ids, { totalTimeoutMs: 1_000 });
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/timeoutMs.*deprecated.*totalTimeoutMs/);
+    expect(lines()).toHaveLength(1);
+    expect(lines()[0]).toMatch(/timeoutMs.*deprecated.*totalTimeoutMs/);
     const other = makeClient(service, { logger, logLevel: 'warn' });
     await other.bridge.transfers.wait(ids, { timeoutMs: 1_000 });
-    expect(warnings).toHaveLength(2);
+    expect(lines()).toHaveLength(2);
   });
 
   it('stays silent when the log level holds warnings back, and without timeoutMs', async () => {
-    const { logger, warnings } = logged();
+    const { logger, warnings } = warningsLogger();
     await makeClient(service, { logger, logLevel: 'error' }).bridge.transfers.wait(ids, { timeoutMs: 1_000 });
     await makeClient(service, { logger, logLevel: 'off' }).bridge.transfers.wait(ids, { timeoutMs: 1_000 });
     await makeClient(service, { logger, logLevel: 'debug' }).bridge.transfers.wait(ids);
@@ -164,15 +148,7 @@ describe('the deprecated timeoutMs of wait', () => {
   });
 
   it('a logger that throws does not fail the wait', async () => {
-    const logger: Logger = {
-      debug: () => {},
-      info: () => {},
-      warn: () => {
-        throw new Error('logger down');
-      },
-      error: () => {},
-    };
-    const client = makeClient(service, { logger, logLevel: 'warn' });
+    const client = makeClient(service, { logger: throwingLogger, logLevel: 'warn' });
     expect(await client.bridge.transfers.wait(ids, { timeoutMs: 1_000 })).toMatchObject({
       status: 'delivered',
     });
