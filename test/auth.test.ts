@@ -776,7 +776,7 @@ describe('a call that is never repeated still gets its token under the retry pol
     const result = await makeClient(service).bridge.send({
       userId: 'u',
       intentId: 'i',
-      signature: `0xff00${'11'.repeat(65)}`,
+      signature: `0xff00${'11'.repeat(64)}1b`,
     });
     expect(result.transferId).toBe('tr_1');
     expect(service.count('POST /auth/token')).toBe(2);

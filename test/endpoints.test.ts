@@ -97,7 +97,7 @@ describe('endpoints', () => {
       },
     });
     const client = makeClient(service);
-    const signature = `0xff00${'11'.repeat(65)}` as const;
+    const signature = `0xff00${'11'.repeat(64)}1b` as const;
     const authorization = { r: `0x${'22'.repeat(32)}`, s: `0x${'33'.repeat(32)}`, yParity: 1 } as const;
     await client.bridge.send({ userId: 'u', intentId: 'i', signature });
     const result = await client.bridge.send({ userId: 'u', intentId: 'i', signature, authorization });
@@ -162,7 +162,7 @@ describe('arguments are checked before any request', () => {
         client.bridge.send({
           userId: 'u',
           intentId: 'i',
-          signature: `0xff00${'11'.repeat(65)}`,
+          signature: `0xff00${'11'.repeat(64)}1b`,
           authorization: { r: `0x${'22'.repeat(32)}`, s: `0x${'33'.repeat(32)}`, yParity: 2 as never },
         }),
       'authorization.yParity',

@@ -75,7 +75,11 @@ export class CallbackParseError extends PartnerError {
   }
 }
 
-/** The signer failed, or produced a signature that does not recover to its own address. Nothing was sent. */
+/**
+ * The signer failed, or produced a signature that does not recover to its own address or that no
+ * rewriting makes one the chain accepts; or `bridge.send` was given a signature the chain would
+ * refuse (s above n/2, v other than 27 or 28). Nothing was sent.
+ */
 export class SigningError extends PartnerError {
   override name = 'SigningError' as const;
 

@@ -5,6 +5,7 @@ import { PREFIX } from '../core/logger.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { IntentNotFoundError } from '../errors/api-error.js';
 import { untraced } from '../http/tracing.js';
+import { refuseNonCanonical } from '../onchain/canonical.js';
 import { BridgeResource } from '../resources/bridge.js';
 import { type Api, callEndpoint, ENDPOINTS } from '../resources/endpoints.js';
 import {
@@ -116,7 +117,9 @@ export class Bridge extends BridgeResource<Transfers> {
    * `signal` firing after the submit went out) or the intent is answered as spent, it reads the
    * transfer of an intent this client built: it returns the transfer once that has left `pending`,
    * and otherwise throws `SubmitOutcomeUnknownError` with `intentId`, `transferId` and `userOpHash`.
-   * After an abort that is one read of at most 2 s.
+   * After an abort that is one read of at most 2 s. A signature the chain would refuse (s above
+   * n/2, v other than 27 or 28, in the user operation or the authorization) is a `SigningError`
+   * before anything is sent: `signBridgeBatch` returns them in the form the chain takes.
    *
    * @example
    * const signed = await signBridgeBatch({ verified: verifyBridgeBatch({ route, construct: built, wallet }), signer });
@@ -128,6 +131,7 @@ export class Bridge extends BridgeResource<Transfers> {
 
   async #send(params: BridgeSendParams, options: RequestOptions): Promise<BridgeSendResult> {
     const args = parseArgs(sendArgs, params, 'bridge.send');
+    refuseNonCanonical(args);
     let sent = false;
     try {
       const onSent = () => {
