@@ -12,6 +12,8 @@ import {
   durationMs,
   fetchOptionsSchema,
   headersSchema,
+  loggerOption,
+  logLevelOption,
   maxRetries,
   parseArgs,
   parseOptions,
@@ -25,11 +27,11 @@ import { CLIENT_EVENTS, type ClientEvents } from './core/events.js';
 import { IsolatedListeners } from './core/isolate.js';
 import {
   attachLogger,
-  LOG_LEVELS,
   type Logger,
   type LogLevel,
   listenerReport,
   logLevelFromEnv,
+  logWriter,
 } from './core/logger.js';
 import type { RequestOptions } from './core/request-options.js';
 import { userAgent } from './core/version.js';
@@ -250,8 +252,6 @@ function tokenStoreKey(baseUrl: string, clientId: string, scope: string | undefi
   return `partner-s2s:v3:${parts}:${fingerprint}`;
 }
 
-const logLevelSchema = z.lazy(() => z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }));
-
 // Built on the first `new PartnerClient`, not at import.
 const optionsSchema = z.lazy(() =>
   z
@@ -287,11 +287,8 @@ const optionsSchema = z.lazy(() =>
         .optional(),
       fetchOptions: fetchOptionsSchema.optional(),
       defaultHeaders: headersSchema.optional(),
-      logger: withMethods<Logger>(
-        ['debug', 'info', 'warn', 'error'],
-        'must have debug, info, warn and error methods',
-      ).optional(),
-      logLevel: logLevelSchema.optional(),
+      logger: loggerOption.optional(),
+      logLevel: logLevelOption.optional(),
       dangerouslyAllowBrowser: z.boolean({ error: 'must be true or false' }).optional(),
       tokenStore: withMethods<TokenStore>(
         ['get', 'set', 'delete'],
@@ -504,7 +501,14 @@ export class PartnerClient {
     this.#listeners = new IsolatedListeners(report);
     // Auth wraps the transport: every data call goes out with a bearer token through it.
     this.#auth = new BearerAuth(transport, this.#shared.tokens);
-    this.#api = { transport: this.#auth, strict: this.#strict, span: tracing.span, report };
+    const warn = logWriter(logger, level, 'warn');
+    this.#api = {
+      transport: this.#auth,
+      strict: this.#strict,
+      span: tracing.span,
+      report,
+      ...(warn ? { warn } : {}),
+    };
     this.bridge = new Bridge(this.#api, this.#shared.intents);
   }
 

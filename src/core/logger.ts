@@ -42,14 +42,43 @@ export function logLevelFromEnv(): LogLevel | undefined {
   return (LOG_LEVELS as readonly string[]).includes(value) ? (value as LogLevel) : undefined;
 }
 
-const PREFIX = 'partner-s2s-sdk:';
+export const PREFIX = 'partner-s2s-sdk:';
+
+type LogMethod = Exclude<LogLevel, 'off'>;
+
+/**
+ * Writes one line. What the logger throws, or rejects when it is async, is dropped: a logger is
+ * the last place to report anything, and logging never changes an outcome.
+ */
+function writeLine(logger: Logger, method: LogMethod, line: string, ...rest: unknown[]): void {
+  try {
+    // An async logger's rejection is handled too: it must not end the process.
+    quiet(logger[method](line, ...rest));
+  } catch {}
+}
+
+/**
+ * The writer of one level's lines, or `undefined` when `level` holds that level back.
+ *
+ * @example
+ * const warn = logWriter(logger, 'warn', 'warn');
+ * warn?.(`${PREFIX} something a partner should fix`, error);
+ */
+export function logWriter(
+  logger: Logger,
+  level: LogLevel,
+  method: LogMethod,
+): ((line: string, ...rest: unknown[]) => void) | undefined {
+  if (level === 'off' || rank(level) < rank(method)) return undefined;
+  return (line, ...rest) => writeLine(logger, method, line, ...rest);
+}
 
 /**
  * Where what a partner's function threw or rejected with is reported: `logger.warn`, when `level`
  * lets warnings through. Lines pass through `redact`, as every error does.
  */
 export function listenerReport(logger: Logger, level: LogLevel, redact: Redact): Report {
-  return warnReport(rank(level) >= rank('warn') ? (line) => logger.warn(line) : undefined, redact);
+  return warnReport(logWriter(logger, level, 'warn'), redact);
 }
 
 /**
@@ -60,12 +89,7 @@ export function listenerReport(logger: Logger, level: LogLevel, redact: Redact):
 export function attachLogger(events: EventEmitter<ClientEvents>, logger: Logger, level: LogLevel): void {
   const at = rank(level);
   if (at === 0) return;
-  const write = (method: 'debug' | 'info' | 'warn' | 'error', line: string) => {
-    try {
-      // An async logger's rejection is handled too: it must not end the process.
-      quiet(logger[method](line));
-    } catch {}
-  };
+  const write = (method: LogMethod, line: string) => writeLine(logger, method, line);
   if (at >= rank('debug')) {
     events.on('response', (e) => {
       const outcome = e.status === undefined ? (e.error ?? 'no answer') : String(e.status);

@@ -65,6 +65,11 @@ export class TimeoutError extends PartnerError {
    * phase's, or `totalTimeoutMs`.
    */
   readonly phase: string | undefined;
+  /**
+   * When `transfers.wait` with a `router` gave up: how many deliveries the router refused
+   * (`authenticate` said no) during the wait. More than none points at the check, not the transfer.
+   */
+  readonly refusedDeliveries: number | undefined;
 
   constructor({
     method,
@@ -73,6 +78,7 @@ export class TimeoutError extends PartnerError {
     transferId,
     lastStatus,
     phase,
+    refusedDeliveries,
   }: {
     method: string;
     path: string;
@@ -80,11 +86,14 @@ export class TimeoutError extends PartnerError {
     transferId?: string | undefined;
     lastStatus?: string | undefined;
     phase?: string | undefined;
+    refusedDeliveries?: number | undefined;
   }) {
     super(
       transferId === undefined
         ? `${method} ${path} timed out after ${timeoutMs} ms`
-        : `Waiting for transfer ${transferId} timed out after ${timeoutMs} ms${phase === undefined ? '' : ` in its ${phase} phase`} (last status: ${lastStatus ?? 'none read'})`,
+        : `Waiting for transfer ${transferId} timed out after ${timeoutMs} ms${phase === undefined ? '' : ` in its ${phase} phase`} (last status: ${lastStatus ?? 'none read'})${
+            refusedDeliveries ? refusedNote(refusedDeliveries) : ''
+          }`,
     );
     this.method = method;
     this.path = path;
@@ -92,7 +101,13 @@ export class TimeoutError extends PartnerError {
     this.transferId = transferId;
     this.lastStatus = lastStatus;
     this.phase = phase;
+    this.refusedDeliveries = refusedDeliveries;
   }
+}
+
+function refusedNote(count: number): string {
+  const deliveries = count === 1 ? '1 delivery' : `${count} deliveries`;
+  return `; the callback router refused ${deliveries} during the wait: check its authenticate (its 'rejected' event shows each)`;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { type ApiPromise, type ResponseSink, sinkOf, withSink } from '../core/api-promise.js';
 import { apiCall, parseArgs } from '../core/args.js';
 import { stringifyBody } from '../core/json.js';
+import { PREFIX } from '../core/logger.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { IntentNotFoundError } from '../errors/api-error.js';
 import { untraced } from '../http/tracing.js';
@@ -30,6 +31,15 @@ const ROUTES_TTL_MS = 60_000;
  * const transfer = await client.bridge.transfers.get({ userId, transferId });
  */
 export class Transfers extends TransfersResource {
+  readonly #warn: ((line: string) => void) | undefined;
+  /** Set once this client said that `timeoutMs` of `wait` is deprecated: once is enough. */
+  #warnedTimeoutMs = false;
+
+  constructor(api: Api) {
+    super(api);
+    this.#warn = api.warn;
+  }
+
   /**
    * Waits until a transfer reaches a final state (`delivered`, `refunded`, `failed`, `expired`), or
    * the state named by `until` (or one after it), reading it with growing intervals. Its deadline
@@ -48,6 +58,12 @@ export class Transfers extends TransfersResource {
       'bridge.transfers.wait',
       (checked) => {
         const args = parseArgs(waitArgs, params, 'bridge.transfers.wait');
+        if (checked.timeoutMs !== undefined && !this.#warnedTimeoutMs && this.#warn) {
+          this.#warnedTimeoutMs = true;
+          this.#warn(
+            `${PREFIX} bridge.transfers.wait: timeoutMs is deprecated, give totalTimeoutMs instead (in the next release timeoutMs will bound each read, not the whole wait)`,
+          );
+        }
         // Each read carries the wait's headers and fetch options, and reports its answer to the wait.
         const { headers, fetchOptions } = checked;
         // `apiCall` gave `checked` the wait's sink.

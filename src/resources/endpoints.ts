@@ -103,6 +103,8 @@ export interface Api {
   span?: SpanRunner;
   /** Where a flow reports what a partner's callback (`onProgress`) threw; absent, it is dropped. */
   report?: Report;
+  /** Writes a line to the client's logger at `warn`; absent when its log level holds warnings back. */
+  warn?: (line: string) => void;
 }
 
 /** The one call every resource method makes: an endpoint of the table, its input, the caller's options. */
