@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPartnerSimulator, type PartnerSimulator } from '../src/testing/index.js';
@@ -218,5 +219,36 @@ describe('client secrets are curl-safe', () => {
       body: 'grant_type=client_credentials',
     });
     expect(encoded.status).toBe(200);
+  });
+});
+
+describe('the documented curl calls', () => {
+  /** Every `curl … -X POST … <admin>/<operation> -d <body>` of a document, continuations joined. */
+  function adminPosts(file: string) {
+    const text = readFileSync(file, 'utf8').replace(/\\\n\s*/g, '');
+    const lines = text
+      .split('\n')
+      .filter((line) => /curl .*-X POST .*__admin|curl .*-X POST .*\$ADMIN/.test(line));
+    return lines.map((line) => {
+      const headers = [...line.matchAll(/-H '([^':]+): ([^']*)'/g)].map(([, name, value]) => [name!, value!]);
+      const operation = /(?:\$ADMIN|__admin\/v1)\/(\w+)/.exec(line)![1]!;
+      const quoted = /-d (?:'([^']*)'|"((?:[^"\\]|\\.)*)")/.exec(line)!;
+      // Shell variables stand for ids: any string will do to see how the call is taken.
+      const body = quoted[1] ?? quoted[2]!.replace(/\\"/g, '"').replace(/\$\w+/g, 'x');
+      return { line, headers: Object.fromEntries(headers), operation, body };
+    });
+  }
+
+  it.each(['docs/simulator.md', 'README.md'])('in %s are taken by the admin API', async (file) => {
+    const posts = adminPosts(file);
+    expect(posts.length).toBeGreaterThan(0);
+    for (const post of posts) {
+      const { admin } = await start();
+      const answer = await send(`${admin}/${post.operation}`, { headers: post.headers, body: post.body });
+      // Placeholder ids may be unknown (400); the call itself must get through.
+      expect([200, 400], post.line).toContain(answer.status);
+      await server!.close();
+      server = undefined;
+    }
   });
 });
