@@ -13,6 +13,8 @@ import {
   durationMs,
   fetchOptionsSchema,
   headersSchema,
+  loggerOption,
+  logLevelOption,
   maxRetries,
   parseArgs,
   parseOptions,
@@ -22,11 +24,21 @@ import {
 } from './core/args.js';
 import { DEFAULTS } from './core/defaults.js';
 import { CLIENT_EVENTS, type ClientEvents } from './core/events.js';
-import { attachLogger, LOG_LEVELS, type Logger, type LogLevel, logLevelFromEnv } from './core/logger.js';
+import { IsolatedListeners } from './core/isolate.js';
+import {
+  attachLogger,
+  type Logger,
+  type LogLevel,
+  listenerReport,
+  logLevelFromEnv,
+  logWriter,
+} from './core/logger.js';
 import type { RequestOptions } from './core/request-options.js';
 import { userAgent } from './core/version.js';
 import { ArgumentError } from './errors/client-errors.js';
+import { redactor } from './errors/redact.js';
 import { Bridge } from './flows/bridge.js';
+import { IntentMemory } from './flows/submit.js';
 import type { RetryOptions } from './http/retry.js';
 import { type TracerProviderLike, Tracing, type TracingOption } from './http/tracing.js';
 import { type FetchLike, Transport } from './http/transport.js';
@@ -39,7 +51,18 @@ export type { FetchLike } from './http/transport.js';
 /** The path prefix of version 1 of the interface; the SDK appends it to `baseUrl`. */
 export const API_PREFIX = '/api/v1/s2s';
 
-/** Options of `new PartnerClient(options)`; see each field for its default. */
+/**
+ * Options of `new PartnerClient(options)`; see each field for its default.
+ *
+ * @example
+ * const client = new PartnerClient({
+ *   baseUrl: 'https://partner.example.com', // '/api/v1/s2s' is appended
+ *   clientId: process.env.PARTNER_CLIENT_ID!,
+ *   clientSecret: process.env.PARTNER_CLIENT_SECRET!,
+ *   scope: ['bridge:read', 'transactions:write'],
+ *   timeoutMs: 15_000,
+ * });
+ */
 export interface PartnerClientOptions {
   /**
    * Where the service runs, without the `/api/v1/s2s` prefix (the SDK appends it).
@@ -225,10 +248,9 @@ function tokenStoreKey(baseUrl: string, clientId: string, scope: string | undefi
   const parts = hash(JSON.stringify([baseUrl, clientId, scope ?? null]));
   // Salted with the other parts, so the same secret gives unrelated fingerprints; never the secret.
   const fingerprint = hash(JSON.stringify(['secret', baseUrl, clientId, secret])).slice(0, 32);
-  return `partner-s2s:v2:${parts}:${fingerprint}`;
+  // v3: a v2 token's `expiresAt` may be stretched to a 30 s floor past the service's own expiry.
+  return `partner-s2s:v3:${parts}:${fingerprint}`;
 }
-
-const logLevelSchema = z.lazy(() => z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }));
 
 // Built on the first `new PartnerClient`, not at import.
 const optionsSchema = z.lazy(() =>
@@ -265,11 +287,8 @@ const optionsSchema = z.lazy(() =>
         .optional(),
       fetchOptions: fetchOptionsSchema.optional(),
       defaultHeaders: headersSchema.optional(),
-      logger: withMethods<Logger>(
-        ['debug', 'info', 'warn', 'error'],
-        'must have debug, info, warn and error methods',
-      ).optional(),
-      logLevel: logLevelSchema.optional(),
+      logger: loggerOption.optional(),
+      logLevel: logLevelOption.optional(),
       dangerouslyAllowBrowser: z.boolean({ error: 'must be true or false' }).optional(),
       tokenStore: withMethods<TokenStore>(
         ['get', 'set', 'delete'],
@@ -337,7 +356,10 @@ const FIXED_BY_CREDENTIAL = [
   'dangerouslyAllowBrowser',
 ] as const;
 
-/** What a client and the clients `withOptions` makes from it share: the credential and its tokens. */
+/**
+ * What a client and the clients `withOptions` makes from it share: the credential, its tokens, and
+ * the intents built and submitted through any of them.
+ */
 interface Shared {
   baseUrl: string;
   clientId: string;
@@ -346,6 +368,7 @@ interface Shared {
   tokens: TokenProvider;
   /** The token requests' transport: the settings of the client that made the token cache. */
   tokenTransport: Transport;
+  intents: IntentMemory;
 }
 
 /** Set only while `withOptions` constructs a client around an existing token cache. */
@@ -376,6 +399,7 @@ export class PartnerClient {
   readonly bridge: Bridge;
   readonly #clientId: string;
   readonly #events = new EventEmitter<ClientEvents>();
+  readonly #listeners: IsolatedListeners;
   readonly #auth: BearerAuth;
   readonly #api: Api;
   readonly #strict: boolean;
@@ -457,22 +481,44 @@ export class PartnerClient {
         emit: (event) => this.#events.emit('token', event),
         span: tracing.span,
       });
-      this.#shared = { baseUrl, clientId: config.clientId, fetch, secrets, tokens, tokenTransport };
+      this.#shared = {
+        baseUrl,
+        clientId: config.clientId,
+        fetch,
+        secrets,
+        tokens,
+        tokenTransport,
+        intents: new IntentMemory(),
+      };
     }
     this.baseUrl = this.#shared.baseUrl;
     this.#clientId = this.#shared.clientId;
     const level = config.logLevel ?? logLevelFromEnv() ?? 'off';
-    attachLogger(this.#events, config.logger ?? console, level);
+    const logger = config.logger ?? console;
+    attachLogger(this.#events, logger, level);
+    // What a partner's listener or callback throws is a warning of this client, never an outcome.
+    const report = listenerReport(logger, level, redactor(this.#shared.secrets));
+    this.#listeners = new IsolatedListeners(report);
     // Auth wraps the transport: every data call goes out with a bearer token through it.
     this.#auth = new BearerAuth(transport, this.#shared.tokens);
-    this.#api = { transport: this.#auth, strict: this.#strict, span: tracing.span };
-    this.bridge = new Bridge(this.#api);
+    const warn = logWriter(logger, level, 'warn');
+    this.#api = {
+      transport: this.#auth,
+      strict: this.#strict,
+      span: tracing.span,
+      report,
+      ...(warn ? { warn } : {}),
+    };
+    this.bridge = new Bridge(this.#api, this.#shared.intents);
   }
 
   /**
    * A client with other settings for one job, sharing this one's credential, token cache (no
-   * second token request) and fetch (its connection pool). Its events are its own: listeners of
-   * this client do not hear its calls, and token events stay with the client that owns the cache.
+   * second token request), fetch (its connection pool) and memory of the intents built and
+   * submitted: `send`, `execute` and the outcome of an unclear submit behave the same whichever of
+   * them is used, and a re-send of a submitted intent from any of them returns the first submit's
+   * result without sending it again. Its events are its own: listeners of this client do not hear
+   * its calls, and token events stay with the client that owns the cache.
    *
    * @example
    * const patient = client.withOptions({ timeoutMs: 120_000, maxRetries: 5 });
@@ -592,28 +638,40 @@ export class PartnerClient {
 
   /**
    * Listens to `request`, `response`, `retry` and `token` events (method, path, attempt, status,
-   * elapsed time; never a secret or a token).
+   * elapsed time; never a secret or a token). A listener is called synchronously and not awaited:
+   * what it throws, or a promise it returns that rejects, is logged at `warn` through `logger`
+   * and never changes the call's outcome.
    *
    * @example
    * client.on('retry', (e) => log.warn(`retrying ${e.method} ${e.path} in ${e.delayMs} ms (${e.reason})`));
    */
   on<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): this {
     checkListener('PartnerClient.on', CLIENT_EVENTS, event, listener);
-    this.#events.on(event, listener as never);
+    this.#events.on(event, this.#listeners.wrap(event, listener) as never);
     return this;
   }
 
-  /** Like `on`, for one event only. */
+  /**
+   * Like `on`, for one event only.
+   *
+   * @example
+   * client.once('token', (e) => console.log(`first token, scopes ${e.scopes?.join(' ')}`));
+   */
   once<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): this {
     checkListener('PartnerClient.once', CLIENT_EVENTS, event, listener);
-    this.#events.once(event, listener as never);
+    this.#events.once(event, this.#listeners.wrap(event, listener) as never);
     return this;
   }
 
-  /** Removes a listener added with `on` or `once`. */
+  /**
+   * Removes a listener added with `on` or `once`.
+   *
+   * @example
+   * client.off('retry', onRetry);
+   */
   off<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): this {
     checkListener('PartnerClient.off', CLIENT_EVENTS, event, listener);
-    this.#events.off(event, listener as never);
+    this.#events.off(event, this.#listeners.find(event, listener) as never);
     return this;
   }
 

@@ -1,3 +1,10 @@
+/**
+ * `partner-s2s-sdk`: the client, the bridge flows, the batch verifier and signer, the callback
+ * router, the errors and their guards.
+ *
+ * @module partner-s2s-sdk
+ */
+
 export type { StoredToken, TokenLock, TokenStore } from './auth/token-store.js';
 export { MemoryTokenStore } from './auth/token-store.js';
 export {

@@ -1,5 +1,4 @@
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import fc from 'fast-check';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -18,21 +17,10 @@ import {
 } from '../src/index.js';
 import { stateRank } from '../src/schemas/states.js';
 import { createPartnerSimulator } from '../src/testing/index.js';
+import { closeCallbackServers, serveCallbacks } from './helpers/callback-server.js';
 
-const servers: Server[] = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
-
-async function serve(handler: Parameters<typeof createServer>[1], requestTimeout?: number): Promise<string> {
-  const server = createServer(requestTimeout === undefined ? {} : { requestTimeout }, handler);
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/callbacks`;
-}
+afterEach(closeCallbackServers);
+const serve = serveCallbacks;
 
 const at = (status: TransferStatus, id = 'tr_1') => transfer({ transferId: id, status });
 const post = (body: string) => new Request('https://partner.example/callbacks', { method: 'POST', body });

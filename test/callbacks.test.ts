@@ -1,5 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -19,20 +17,12 @@ import {
   type TransferStatus,
 } from '../src/index.js';
 import { createPartnerSimulator } from '../src/testing/index.js';
+import { closeCallbackServers, serveCallbacks } from './helpers/callback-server.js';
 
 const post = (body: string) => new Request('https://partner.example/callbacks', { method: 'POST', body });
 
-const servers: Server[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
-});
-
-async function serve(handler: Parameters<typeof createServer>[1]): Promise<string> {
-  const server = createServer(handler);
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/callbacks`;
-}
+afterEach(closeCallbackServers);
+const serve = serveCallbacks;
 
 describe('parseBridgeCallback', () => {
   it.each(CALLBACK_KINDS)('%s from text, bytes and objects', (kind) => {

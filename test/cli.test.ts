@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PartnerClient } from '../src/index.js';
 import { createPartnerSimulator } from '../src/testing/index.js';
 import { SimCallbacks } from '../src/testing/simulator/callbacks.js';
+import { runCli, runMain, SOURCE_BIN } from './helpers/cli.js';
 
 /*
  * The CLI as a partner runs it: a child process. `simulate` is started once, driven through its
@@ -16,7 +17,6 @@ import { SimCallbacks } from '../src/testing/simulator/callbacks.js';
  * the SDK, and the operator commands are run against it with the credential in the environment.
  */
 
-const SOURCE_BIN = ['--import', 'tsx', 'src/cli/bin.ts'];
 const BUILT_BIN = 'dist/cli/bin.js';
 const ROUTE_ID = 'base-usdc-to-bsc-usdc';
 
@@ -55,26 +55,9 @@ async function startSimulator(args: string[], bin = SOURCE_BIN): Promise<Started
   return { child, info: JSON.parse(line) as SimInfo, exit, stderr: () => stderr };
 }
 
-/** Runs one CLI command to completion. */
-function run(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...SOURCE_BIN, ...args], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+/** Runs one CLI command to completion in a child process. */
+function run(args: string[], env: Record<string, string> = {}) {
+  return runCli(args, { env });
 }
 
 async function admin(
@@ -179,7 +162,11 @@ describe('partner-s2s-sdk simulate, its admin API and the operator commands', { 
     expect((bad.body.errors as string[]).length).toBeGreaterThanOrEqual(4);
     expect((await admin(sim.info, 'nothing', {})).body).toMatchObject({ statusCode: 404, code: 'NOT_FOUND' });
     expect((await admin(sim.info, 'fund')).body).toMatchObject({ statusCode: 405 });
-    const notJson = await fetch(`${sim.info.adminUrl}/advanceClock`, { method: 'POST', body: '{' });
+    const notJson = await fetch(`${sim.info.adminUrl}/advanceClock`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{',
+    });
     expect(await notJson.json()).toMatchObject({
       code: 'VALIDATION_FAILED',
       message: 'the body must be JSON',
@@ -332,20 +319,20 @@ describe('partner-s2s-sdk simulate, its admin API and the operator commands', { 
   });
 
   it('exit codes: 2 for usage, 1 for a refusal by the service', async () => {
+    // The process's own exit code, then the rest through the bin's main in this process.
     expect((await run([])).code).toBe(2);
-    expect((await run(['nope'])).code).toBe(2);
-    expect((await run(['transfers', 'list'], env)).code).toBe(2);
-    expect((await run(['transfers', 'list', '--user', 'u', '--status', 'lost'], env)).code).toBe(2);
-    expect((await run(['routes'], {})).code).toBe(2);
-    expect((await run(['simulate', '--port', 'x'])).code).toBe(2);
-    for (const command of ['simulate', 'token', 'routes', 'transfers', 'verify']) {
-      const help = await run([command, '--help']);
+    expect((await run(['transfers', 'get', '--user', 'usr_nobody', '--id', 'brt_x'], env)).code).toBe(1);
+    expect((await runMain(['nope'])).code).toBe(2);
+    expect((await runMain(['transfers', 'list'], env)).code).toBe(2);
+    expect((await runMain(['transfers', 'list', '--user', 'u', '--status', 'lost'], env)).code).toBe(2);
+    expect((await runMain(['routes'], {})).code).toBe(2);
+    expect((await runMain(['simulate', '--port', 'x'])).code).toBe(2);
+    for (const command of ['simulate', 'token', 'routes', 'transfers', 'verify', 'sign', 'send']) {
+      const help = await runMain([command, '--help']);
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(/^usage: partner-s2s-sdk/);
     }
-    const missing = await run(['transfers', 'get', '--user', 'usr_nobody', '--id', 'brt_x'], env);
-    expect(missing.code).toBe(1);
-    const wrongSecret = await run(['token'], { ...env, PARTNER_CLIENT_SECRET: 'sec_wrong_secret_value' });
+    const wrongSecret = await runMain(['token'], { ...env, PARTNER_CLIENT_SECRET: 'sec_wrong_secret_value' });
     expect(wrongSecret.code).toBe(1);
     expect(wrongSecret.stderr).not.toContain('sec_wrong_secret_value');
   });

@@ -97,16 +97,17 @@ describe('endpoints', () => {
       },
     });
     const client = makeClient(service);
-    const signature = `0xff00${'11'.repeat(65)}` as const;
+    const signature = `0xff00${'11'.repeat(64)}1b` as const;
     const authorization = { r: `0x${'22'.repeat(32)}`, s: `0x${'33'.repeat(32)}`, yParity: 1 } as const;
     await client.bridge.send({ userId: 'u', intentId: 'i', signature });
-    const result = await client.bridge.send({ userId: 'u', intentId: 'i', signature, authorization });
+    // Another intent: a re-send of one the service took returns its result without a request.
+    const result = await client.bridge.send({ userId: 'u', intentId: 'j', signature, authorization });
     expect(result.transferId).toBe('tr_1');
     const bodies = service.calls
       .filter((c) => c.path === '/bridge/transaction/batch/send')
       .map((c) => JSON.parse(c.body));
     expect(bodies[0]).toEqual({ userId: 'u', intentId: 'i', signature });
-    expect(bodies[1]).toEqual({ userId: 'u', intentId: 'i', signature, authorization });
+    expect(bodies[1]).toEqual({ userId: 'u', intentId: 'j', signature, authorization });
   });
 
   it('transfers.get() reads one transfer of a user', async () => {
@@ -162,7 +163,7 @@ describe('arguments are checked before any request', () => {
         client.bridge.send({
           userId: 'u',
           intentId: 'i',
-          signature: `0xff00${'11'.repeat(65)}`,
+          signature: `0xff00${'11'.repeat(64)}1b`,
           authorization: { r: `0x${'22'.repeat(32)}`, s: `0x${'33'.repeat(32)}`, yParity: 2 as never },
         }),
       'authorization.yParity',

@@ -1,11 +1,15 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
+  AbortError,
   ArgumentError,
   BatchVerificationError,
   type BridgeSigner,
   type ExecuteProgress,
+  PartnerClient,
+  TimeoutError,
 } from '../src/index.js';
+import { createPartnerSimulator, type PartnerSimulator } from '../src/testing/index.js';
 import { ATTACKER, addressWord, freshConstruct, setWord } from './helpers/batches.js';
 import { account, bridgeService } from './helpers/bridge-service.js';
 import { makeClient } from './helpers/mock-fetch.js';
@@ -156,5 +160,103 @@ describe('bridge.execute', () => {
       } as never),
     ).rejects.toBeInstanceOf(ArgumentError);
     expect(service.calls).toHaveLength(0);
+  });
+});
+
+describe('bridge.execute: the signing step is bounded by the call', () => {
+  const SUBMIT = '/bridge/transaction/batch/send';
+
+  /** The simulator's demo wallet behind a signer that answers only when told to. */
+  function stalledSigner(sim: PartnerSimulator) {
+    const wallet = privateKeyToAccount(sim.demo.wallet.privateKey);
+    const started: string[] = [];
+    let fail: ((error: Error) => void) | undefined;
+    const stall = (what: string) => () => {
+      started.push(what);
+      return new Promise<never>((_, reject) => {
+        fail = reject;
+      });
+    };
+    const signer: BridgeSigner = {
+      address: wallet.address,
+      signMessage: stall('message'),
+      signAuthorization: stall('authorization'),
+    };
+    return { signer, started, rejectLater: () => fail?.(new Error('KMS gave up')) };
+  }
+
+  function setup() {
+    const sim = createPartnerSimulator();
+    const client = new PartnerClient({ baseUrl: sim.baseUrl, ...sim.demo.credentials, fetch: sim.fetch });
+    const submits = () => sim.requests.filter((r) => r.method === 'POST' && r.path === SUBMIT).length;
+    return { sim, client, submits, routeId: sim.routes()[0]!.routeId, userId: sim.demo.userId };
+  }
+
+  const unhandled: unknown[] = [];
+  const track = (reason: unknown) => void unhandled.push(reason);
+  beforeEach(() => {
+    unhandled.length = 0;
+    process.on('unhandledRejection', track);
+  });
+  afterEach(() => {
+    process.off('unhandledRejection', track);
+  });
+
+  /** Executes with a stalled signer and a signal fired once the batch is verified (`laterMs` after). */
+  async function executeAborted(laterMs: number | undefined) {
+    const { sim, client, submits, routeId, userId } = setup();
+    const stalled = stalledSigner(sim);
+    const controller = new AbortController();
+    const abort = () => controller.abort(new Error('shutting down'));
+    const error = await client.bridge
+      .execute(
+        {
+          userId,
+          routeId,
+          amount: '25',
+          signer: stalled.signer,
+          onProgress: (p) => {
+            if (p.step !== 'verified') return;
+            if (laterMs === undefined) abort();
+            else setTimeout(abort, laterMs);
+          },
+        },
+        { signal: controller.signal },
+      )
+      .catch((e: unknown) => e);
+    return { error, submits, ...stalled };
+  }
+
+  it('a signer that never answers ends in AbortError when the signal fires, and nothing is submitted', async () => {
+    const { error, started, submits, rejectLater } = await executeAborted(20);
+    expect(error).toBeInstanceOf(AbortError);
+    expect(started.length).toBeGreaterThan(0);
+    expect(submits()).toBe(0);
+    // The signer that answers later cannot reach anything.
+    rejectLater();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(unhandled).toEqual([]);
+    expect(submits()).toBe(0);
+  });
+
+  it("a signer that never answers ends in TimeoutError after the call's timeoutMs, and nothing is submitted", async () => {
+    const { sim, client, submits, routeId, userId } = setup();
+    const { signer, started, rejectLater } = stalledSigner(sim);
+    const error = await client.bridge
+      .execute({ userId, routeId, amount: '25', signer }, { timeoutMs: 1_000 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(started.length).toBeGreaterThan(0);
+    expect(submits()).toBe(0);
+    rejectLater();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(unhandled).toEqual([]);
+  });
+
+  it('a signal that fired before signing starts no signer', async () => {
+    const { error, started, submits } = await executeAborted(undefined);
+    expect(error).toBeInstanceOf(AbortError);
+    expect(started).toEqual([]);
+    expect(submits()).toBe(0);
   });
 });

@@ -199,7 +199,7 @@ describe('faults on a real connection', () => {
       'POST /bridge/transaction/batch/send': (_req, res) => res.socket?.destroy(),
     });
     const error = await client.bridge
-      .send({ userId: 'u', intentId: 'i', signature: `0xff00${'11'.repeat(65)}` })
+      .send({ userId: 'u', intentId: 'i', signature: `0xff00${'11'.repeat(64)}1b` })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SubmitOutcomeUnknownError);
     expect(server.count('POST /bridge/transaction/batch/send')).toBe(1);

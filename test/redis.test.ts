@@ -2,13 +2,14 @@ import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { transfer } from '../fixtures/wire.js';
-import { ArgumentError, createCallbackRouter, type StoredToken } from '../src/index.js';
+import { ArgumentError, createCallbackRouter, type StoredToken, type TransferStatus } from '../src/index.js';
 import {
   createRedisCallbackStore,
   createRedisTokenStore,
   type RedisClientLike,
   RedisStoreError,
 } from '../src/redis/index.js';
+import { deliverToFleet } from './helpers/callback-fleet.js';
 import { REDIS_MISSING, REDIS_SERVER, type RedisServer, startRedis } from './helpers/redis-server.js';
 
 if (!REDIS_SERVER) {
@@ -26,24 +27,45 @@ const request = (status: string, rank: number, final = false, transferId = 'tr_1
 
 describe.runIf(REDIS_SERVER)('Redis stores on a real redis-server', () => {
   let server: RedisServer;
-  const clients: { name: string; client: RedisClientLike; quit: () => Promise<unknown> }[] = [];
+  const clients: {
+    name: string;
+    client: RedisClientLike;
+    raw: (...args: string[]) => Promise<unknown>;
+    quit: () => Promise<unknown>;
+  }[] = [];
 
   beforeAll(async () => {
     server = await startRedis();
     const nodeRedis = await createClient({ url: server.url }).connect();
     const ioredis = new Redis(server.port, '127.0.0.1');
-    clients.push({ name: 'node-redis', client: nodeRedis, quit: () => nodeRedis.quit() });
-    clients.push({ name: 'ioredis', client: ioredis, quit: () => ioredis.quit() });
+    const raw = {
+      'node-redis': (...args: string[]) => nodeRedis.sendCommand(args),
+      ioredis: (command: string, ...args: string[]) => ioredis.call(command, ...args),
+    };
+    clients.push({
+      name: 'node-redis',
+      client: nodeRedis,
+      raw: raw['node-redis'],
+      quit: () => nodeRedis.quit(),
+    });
+    clients.push({ name: 'ioredis', client: ioredis, raw: raw.ioredis, quit: () => ioredis.quit() });
   });
   afterAll(async () => {
     for (const { quit } of clients) await quit().catch(() => {});
     await server?.stop();
   });
 
-  const each = (name: string, body: (client: RedisClientLike, prefix: string) => Promise<void>) =>
+  const each = (
+    name: string,
+    body: (
+      client: RedisClientLike,
+      prefix: string,
+      raw: (...args: string[]) => Promise<unknown>,
+    ) => Promise<void>,
+  ) =>
     it.each(['node-redis', 'ioredis'])(`${name} (%s)`, async (which) => {
-      const { client } = clients.find((c) => c.name === which)!;
-      await body(client, `test:${which}:${name.length}:${Math.random()}:`);
+      const { client, raw } = clients.find((c) => c.name === which)!;
+      await body(client, `test:${which}:${name.length}:${Math.random()}:`, raw);
     });
 
   each(
@@ -117,25 +139,68 @@ describe.runIf(REDIS_SERVER)('Redis stores on a real redis-server', () => {
   });
 
   each('routers sharing the store dispatch one delivery once', async (client, prefix) => {
-    const store = createRedisCallbackStore({ client, prefix });
-    const routers = [1, 2, 3].map(() => createCallbackRouter({ authenticate: 'none', store }));
-    let dispatched = 0;
-    for (const router of routers) {
-      router.on('transfer', () => void dispatched++);
-      router.on('error', () => {});
-    }
-    const body = transfer({ transferId: 'tr_fleet', status: 'delivered' });
-    const outcomes = await Promise.allSettled(routers.map((router) => router.dispatch(body)));
-    expect(dispatched).toBe(1);
-    expect(outcomes.filter((o) => o.status === 'fulfilled' && o.value.outcome === 'dispatched')).toHaveLength(
-      1,
+    const fleet = await deliverToFleet(
+      createRedisCallbackStore({ client, prefix }),
+      transfer({ transferId: 'tr_fleet', status: 'delivered' }),
     );
+    expect(fleet.dispatched).toBe(1);
+    expect(fleet.statuses.filter((status) => status === 500)).toEqual([]);
   });
+
+  each(
+    'a state an earlier build recorded under <prefix>state:<id> is still honoured; new ones go to <prefix>{<id>}:state',
+    async (client, prefix, raw) => {
+      const record = (status: string, rank: number, final: boolean) =>
+        JSON.stringify({ status, rank, final });
+      await raw('SET', `${prefix}state:tr_done`, record('delivered', 4, true));
+      await raw('SET', `${prefix}state:tr_mid`, record('submitted', 1, false));
+      await raw('SET', `${prefix}state:tr_odd`, 'not json');
+      const router = createCallbackRouter({
+        authenticate: 'none',
+        store: createRedisCallbackStore({ client, prefix }),
+      });
+      router.on('error', () => {});
+      const seen: string[] = [];
+      router.on('transfer', (t) => void seen.push(`${t.transferId} ${t.status}`));
+      const deliver = async (transferId: string, status: TransferStatus) => {
+        const response = await router.fetchHandler(
+          new Request('https://partner.example/callbacks', {
+            method: 'POST',
+            body: JSON.stringify(transfer({ transferId, status })),
+          }),
+        );
+        return { status: response.status, ...((await response.json()) as { outcome: string }) };
+      };
+      // Already delivered before the upgrade: its redelivery and an older state are not dispatched,
+      // and the claim taken to look is let go (a second redelivery is not answered busy).
+      for (const status of ['delivered', 'source_confirmed', 'delivered'] as const) {
+        expect(await deliver('tr_done', status)).toMatchObject({ status: 200, outcome: 'ignored' });
+      }
+      // A state recorded before the upgrade orders what comes after it.
+      expect(await deliver('tr_mid', 'submitted')).toMatchObject({ status: 200, outcome: 'ignored' });
+      expect(await deliver('tr_mid', 'source_confirmed')).toMatchObject({
+        status: 200,
+        outcome: 'dispatched',
+      });
+      // An unreadable old record counts as none: at worst a state is dispatched once more.
+      expect(await deliver('tr_odd', 'submitted')).toMatchObject({ status: 200, outcome: 'dispatched' });
+      expect(seen).toEqual(['tr_mid source_confirmed', 'tr_odd submitted']);
+      expect(JSON.parse(String(await raw('GET', `${prefix}{tr_mid}:state`)))).toEqual({
+        status: 'source_confirmed',
+        rank: 2,
+        final: false,
+      });
+    },
+  );
 
   it('refuses something that is not a Redis client', () => {
     expect(() => createRedisTokenStore({ client: {} as RedisClientLike })).toThrow(ArgumentError);
     expect(() => createRedisCallbackStore({ client: null as unknown as RedisClientLike })).toThrow(
       ArgumentError,
+    );
+    // An empty hash tag makes a cluster hash whole keys: a transfer's two keys on two slots.
+    expect(() => createRedisCallbackStore({ client: clients[0]!.client, prefix: 'app{}:' })).toThrow(
+      /prefix.*\{\}/,
     );
   });
 

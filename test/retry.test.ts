@@ -185,7 +185,7 @@ describe('retries', () => {
     ]) {
       const service = mockService({ routes: { 'POST /bridge/transaction/batch/send': failure } });
       await makeClient(service, { maxRetries: 3 })
-        .bridge.send({ userId: 'u', intentId: 'i', signature: `0xff00${'11'.repeat(65)}` })
+        .bridge.send({ userId: 'u', intentId: 'i', signature: `0xff00${'11'.repeat(64)}1b` })
         .catch(() => undefined);
       expect(service.count('POST /bridge/transaction/batch/send')).toBe(1);
     }
@@ -305,7 +305,7 @@ describe('every 5xx is retried where repeating is safe', () => {
       const client = makeClient(service, { maxRetries: 3 });
       const built = await client.bridge.construct({ userId: 'user-1', routeId: 'r', amount: '1' });
       const error = await client.bridge
-        .send({ userId: 'user-1', intentId: built.intentId, signature: `0xff00${'11'.repeat(65)}` })
+        .send({ userId: 'user-1', intentId: built.intentId, signature: `0xff00${'11'.repeat(64)}1b` })
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SubmitOutcomeUnknownError);
       expect((error as SubmitOutcomeUnknownError).cause).toBeInstanceOf(InternalServerError);

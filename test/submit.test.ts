@@ -39,7 +39,7 @@ async function constructThenSend(client: PartnerClient) {
   const result = await client.bridge.send({
     userId: 'user-1',
     intentId: built.intentId,
-    signature: `0xff00${'11'.repeat(65)}`,
+    signature: `0xff00${'11'.repeat(64)}1b`,
   });
   return { built, result };
 }
@@ -137,7 +137,7 @@ describe('submit outcome', () => {
       makeClient(service).bridge.send({
         userId: 'user-1',
         intentId: 'elsewhere',
-        signature: `0xff00${'11'.repeat(65)}`,
+        signature: `0xff00${'11'.repeat(64)}1b`,
       }),
     ).rejects.toBeInstanceOf(IntentNotFoundError);
   });
@@ -149,7 +149,7 @@ describe('submit outcome', () => {
       },
     });
     const error = await makeClient(service)
-      .bridge.send({ userId: 'user-1', intentId: 'elsewhere', signature: `0xff00${'11'.repeat(65)}` })
+      .bridge.send({ userId: 'user-1', intentId: 'elsewhere', signature: `0xff00${'11'.repeat(64)}1b` })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SubmitOutcomeUnknownError);
     expect(error).toMatchObject({ intentId: 'elsewhere', transferId: undefined });
@@ -260,7 +260,7 @@ describe('a submit is never sent twice, and its outcome is never lost', () => {
       routes: { [SEND]: () => json({ data: ids }) },
     });
     const error = await makeClient(service, { maxRetries: 0 })
-      .bridge.send({ userId: 'user-1', intentId: 'int_1', signature: `0xff00${'11'.repeat(65)}` })
+      .bridge.send({ userId: 'user-1', intentId: 'int_1', signature: `0xff00${'11'.repeat(64)}1b` })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InternalServerError);
     expect(service.count(SEND)).toBe(0);

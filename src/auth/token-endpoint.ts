@@ -10,11 +10,6 @@ import type { StoredToken } from './token-store.js';
 export const TOKEN_PATH = '/auth/token';
 /** The longest token life the SDK relies on; a token said to live longer is refreshed after a day. */
 const MAX_TRUSTED_LIFETIME_SEC = 86_400;
-/**
- * The shortest token life the SDK relies on. The expiry margin is a tenth of the life, so a token
- * said to live less is still used for about 27 s before a new one is fetched.
- */
-const MIN_TRUSTED_LIFETIME_SEC = 30;
 /** The specification's default when a token response carries no `expires_in`. */
 const DEFAULT_EXPIRES_IN_SEC = 3600;
 
@@ -24,6 +19,25 @@ export interface ClientCredentials {
   clientAuth: 'body' | 'basic';
   /** Space-delimited scopes to ask for; undefined asks for everything the credential holds. */
   scope: string | undefined;
+}
+
+/**
+ * The error of a token that died before it could be sent: its `expires_in` was shorter than the
+ * token request took (or than storing it did). Sending it would only earn a 401.
+ */
+export function tokenExpiredOnArrival(token: StoredToken): ResponseValidationError {
+  const lifetimeSec = (token.expiresAt - token.issuedAt) / 1000;
+  return new ResponseValidationError({
+    method: 'POST',
+    path: TOKEN_PATH,
+    status: 200,
+    issues: [
+      {
+        path: 'expires_in',
+        message: `the token expired before it could be used (expires_in ${lifetimeSec} s is shorter than the token request took)`,
+      },
+    ],
+  });
 }
 
 /** `application/x-www-form-urlencoded` encoding of one value, as RFC 6749 2.3.1 asks for Basic. */
@@ -83,14 +97,11 @@ export async function fetchToken(
         issues: toIssues(parsed.error),
       });
     }
-    // Trusting less than a huge `expires_in` only costs an earlier refresh; trusting it would put
-    // an expiry past what dates and stores hold (1e308 s is Infinity in milliseconds). A tiny one
-    // (0.001 s) would mean a token request per call: a token is kept for a floor of time, and if the
-    // service really meant it, the 401 replay fetches a new one.
-    const expiresIn = Math.min(
-      Math.max(parsed.data.expires_in ?? DEFAULT_EXPIRES_IN_SEC, MIN_TRUSTED_LIFETIME_SEC),
-      MAX_TRUSTED_LIFETIME_SEC,
-    );
+    // `expires_in` is authoritative: a short one costs a token request per call, never a token
+    // presented after the service said it died. Trusting less than a huge one only costs an
+    // earlier refresh; trusting it would put an expiry past what dates and stores hold (1e308 s is
+    // Infinity in milliseconds).
+    const expiresIn = Math.min(parsed.data.expires_in ?? DEFAULT_EXPIRES_IN_SEC, MAX_TRUSTED_LIFETIME_SEC);
     const scope = parsed.data.scope ?? credentials.scope ?? '';
     return {
       accessToken: parsed.data.access_token,

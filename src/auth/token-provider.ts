@@ -4,6 +4,7 @@ import { AbortError } from '../errors/client-errors.js';
 import { InvalidClientError } from '../errors/oauth.js';
 import type { SpanRunner } from '../http/tracing.js';
 import { ACCESS_TOKEN_PATTERN, MAX_ACCESS_TOKEN_LENGTH } from '../schemas/auth.js';
+import { tokenExpiredOnArrival } from './token-endpoint.js';
 import type { StoredToken, TokenStore } from './token-store.js';
 
 export interface TokenProviderDeps {
@@ -355,6 +356,8 @@ export class TokenProvider {
           await storeOp(() => this.#deps.store.set(this.#deps.key, token));
         }
         if (this.#stop?.reason === 'refused') this.#stop = undefined;
+        // `expires_in` is authoritative: a token already dead is never handed to a call.
+        if (this.#now() >= token.expiresAt) throw tokenExpiredOnArrival(token);
         this.#deps.emit({
           action,
           scopes: [...token.scopes],

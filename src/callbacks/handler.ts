@@ -2,7 +2,7 @@ import { readArgs } from '../core/args.js';
 import { CallbackParseError } from '../errors/bridge-errors.js';
 import { CallbackBusyError, CallbackListenerError, CallbackTimeoutError } from '../errors/callback-errors.js';
 import { type BodyErrors, type BodyLimits, decodeText, readBytes } from '../http/body.js';
-import type { DispatchOutcome } from './router.js';
+import type { DispatchOutcome } from './options.js';
 
 /**
  * The callback endpoint, written once on web `Request`/`Response` semantics: `fetchHandler` is it

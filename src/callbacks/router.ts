@@ -1,22 +1,21 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import * as z from 'zod';
-import { byteCount, checkListener, durationMs, parseArgs, withMethods } from '../core/args.js';
-import {
-  CallbackBusyError,
-  CallbackListenerError,
-  CallbackTimeoutError,
-  type CallbackTimeoutStage,
-} from '../errors/callback-errors.js';
+import { checkListener, parseArgs } from '../core/args.js';
+import { logLevelFromEnv, logWriter } from '../core/logger.js';
+import { CallbackBusyError, CallbackListenerError, CallbackTimeoutError } from '../errors/callback-errors.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
 import { FINAL_STATES, stateRank } from '../schemas/states.js';
-import { type CallbackRequest, createDeliveryHandler, webHandler } from './handler.js';
+import { createDeliveryHandler, webHandler } from './handler.js';
+import { Listeners } from './listeners.js';
 import { nodeListener } from './node.js';
 import {
-  type BridgeCallbackKind,
-  CALLBACK_KINDS,
-  type ParsedCallback,
-  parseBridgeCallback,
-} from './parse.js';
+  type CallbackRouterEvents,
+  type CallbackRouterOptions,
+  type DispatchOutcome,
+  type IgnoredReason,
+  ROUTER_EVENTS,
+  routerOptionsSchema,
+} from './options.js';
+import { type ParsedCallback, parseBridgeCallback } from './parse.js';
 import {
   type CallbackStore,
   type ClaimRequest,
@@ -26,186 +25,18 @@ import {
 } from './store.js';
 
 export type { CallbackRequest } from './handler.js';
-
-/** Why a callback was not dispatched. */
-export type IgnoredReason = 'duplicate' | 'stale' | 'unexpected_state';
-
-/** A bridge callback the router did not dispatch, as its `ignored` event reports it. */
-export interface IgnoredCallback {
-  reason: IgnoredReason;
-  transfer: BridgeTransfer;
-  /** The state already dispatched for this transfer, for `duplicate` and `stale`. */
-  previous: string | undefined;
-}
-
-type KindListeners = { [K in BridgeCallbackKind]: (transfer: BridgeTransfer) => void | Promise<void> };
-
-/** The router's events: one per callback kind, plus `transfer`, `unknown`, `ignored` and `error`. */
-export interface CallbackRouterEvents extends KindListeners {
-  /** Every dispatched bridge callback, whatever its kind. */
-  transfer: (transfer: BridgeTransfer, kind: BridgeCallbackKind) => void | Promise<void>;
-  /** A body that is not a bridge transfer (portfolio callbacks share the endpoint). */
-  unknown: (body: unknown) => void | Promise<void>;
-  /** A duplicate, a state older than one already dispatched, or a state with no callback kind. */
-  ignored: (ignored: IgnoredCallback) => void | Promise<void>;
-  /**
-   * A delivery `authenticate` refused (answered 401), or whose check threw. Nothing of its body is
-   * trusted, so only the request is shown: log it to find a misconfigured secret.
-   */
-  rejected: (rejected: RejectedDelivery) => void;
-  /**
-   * A listener threw or rejected (the other listeners still ran; then a `CallbackListenerError`
-   * sums the delivery up), a delivery did not settle within `listenerTimeoutMs` (a
-   * `CallbackTimeoutError`), another process held the transfer (a `CallbackBusyError`), or the
-   * store failed.
-   */
-  error: (error: unknown) => void;
-}
-
-/** A delivery refused by `authenticate`, as the `rejected` event reports it. */
-export interface RejectedDelivery {
-  /** What `authenticate` was shown (its `raw` request included). */
-  request: CallbackRequest;
-  /** What the check threw, when it threw rather than answering false. */
-  error: unknown;
-}
-
-/** Options of `createCallbackRouter`. */
-export interface CallbackRouterOptions {
-  /**
-   * Remembers the last dispatched state per transfer, to drop duplicates and late states. Share
-   * one between processes (`partner-s2s-sdk/redis`) and the fleet dispatches each state once.
-   * @default a MemoryCallbackStore of 50,000 transfers
-   */
-  store?: CallbackStore;
-  /**
-   * How long a delivery holds the store's claim on its transfer: past it, a process that died
-   * mid-delivery no longer blocks the transfer. Keep it above `listenerTimeoutMs`.
-   * @default listenerTimeoutMs * 3
-   */
-  claimTtlMs?: number;
-  /**
-   * Answer 2xx and record the state even when a listener threw (the behaviour before 0.2). By
-   * default a throwing listener leaves the state unrecorded and the delivery is answered 500, so
-   * the service delivers it again: at least once, which needs listeners idempotent per
-   * `(transferId, status)`.
-   * @default false
-   * @example
-   * createCallbackRouter({ authenticate, acknowledgeListenerErrors: true }); // at most once
-   */
-  acknowledgeListenerErrors?: boolean;
-  /**
-   * Decides whether a delivery is genuine; required. The specification defines no delivery
-   * authentication, so the SDK invents none: check a shared secret header (in constant time), an
-   * HMAC of `body`, or mTLS details here. A rejected delivery never reaches a listener and is
-   * answered 401; a check that does not settle within `listenerTimeoutMs` is answered 503.
-   *
-   * `'none'` accepts every delivery. Only for tests, or when something in front of the handler
-   * already authenticated the request: anyone who can reach the endpoint can then forge callbacks.
-   *
-   * @example
-   * const expected = Buffer.from(process.env.CALLBACK_TOKEN!);
-   * authenticate: (req) => {
-   *   const given = Buffer.from(req.headers.get('x-callback-token') ?? '');
-   *   return given.length === expected.length && crypto.timingSafeEqual(given, expected);
-   * }
-   */
-  authenticate: ((request: CallbackRequest) => boolean | Promise<boolean>) | 'none';
-  /**
-   * How long the listeners of one delivery, the `authenticate` check and each store call may take.
-   * Past it the delivery is answered 503 and its state is not recorded (the service's redelivery
-   * dispatches it again), the `error` event gets a `CallbackTimeoutError`, the transfer's later
-   * deliveries go ahead, and whatever the late work does afterwards is ignored.
-   *
-   * @default 10000
-   * @example
-   * createCallbackRouter({ authenticate, listenerTimeoutMs: 30_000 }); // a slow ledger write
-   */
-  listenerTimeoutMs?: number;
-  /**
-   * How long reading one request body may take; a slower body is answered 408 and the connection
-   * closed, whatever the server's own `requestTimeout` (even 0).
-   *
-   * @default 10000
-   * @example
-   * createCallbackRouter({ authenticate, bodyTimeoutMs: 5_000 });
-   */
-  bodyTimeoutMs?: number;
-  /**
-   * Largest body accepted, in bytes; larger deliveries are answered 413.
-   * @default 1048576 (1 MiB)
-   */
-  maxBodyBytes?: number;
-  /** Reject bridge callbacks with fields or states the SDK does not know. @default false */
-  strict?: boolean;
-}
-
-/** What one delivery led to. */
-export type DispatchOutcome =
-  | { outcome: 'dispatched'; kind: BridgeCallbackKind; transfer: BridgeTransfer }
-  | { outcome: 'ignored'; reason: IgnoredReason; transfer: BridgeTransfer }
-  | { outcome: 'unknown'; body: unknown };
+export type {
+  CallbackRouterEvents,
+  CallbackRouterOptions,
+  DispatchOutcome,
+  IgnoredCallback,
+  IgnoredReason,
+  RejectedDelivery,
+} from './options.js';
 
 const MIB = 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 10_000;
-
-/** The names `on`, `once` and `off` take: a typo would otherwise never fire. */
-const ROUTER_EVENTS: readonly (keyof CallbackRouterEvents)[] = [
-  ...CALLBACK_KINDS,
-  'transfer',
-  'unknown',
-  'ignored',
-  'rejected',
-  'error',
-];
-
-// Built on the first createCallbackRouter, not at import.
-const routerOptionsSchema = z.lazy(() =>
-  z.looseObject({
-    store: withMethods<CallbackStore>(
-      ['claim', 'commit', 'release'],
-      'must have claim, commit and release methods (get/set stores: see the CHANGELOG for 0.2)',
-    ).optional(),
-    claimTtlMs: durationMs.optional(),
-    acknowledgeListenerErrors: z.boolean({ error: 'must be true or false' }).optional(),
-    authenticate: z.custom<CallbackRouterOptions['authenticate']>(
-      (value) => typeof value === 'function' || value === 'none',
-      "is required: a function that checks each delivery, or 'none' to accept every delivery (anyone who can reach the endpoint can then forge callbacks)",
-    ),
-    maxBodyBytes: byteCount.optional(),
-    strict: z.boolean({ error: 'must be true or false' }).optional(),
-    listenerTimeoutMs: durationMs.optional(),
-    bodyTimeoutMs: durationMs.optional(),
-  }),
-);
-
-/** Whether the work of one bounded step may still have effects; cleared once it timed out. */
-interface Run {
-  live: boolean;
-}
-
-/** One subscription; `once` ones are dropped as they are called. */
-interface Subscription {
-  listener: (...args: never[]) => unknown;
-  once: boolean;
-}
-
-const NONE: readonly Subscription[] = [];
 const RESOLVED = Promise.resolve();
-
-/** One event to emit, with its listeners' arguments. */
-interface Emission {
-  event: keyof CallbackRouterEvents;
-  args: readonly unknown[];
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
-}
 
 /**
  * Routes bridge callbacks to typed listeners, once each and never backwards for one transfer.
@@ -230,11 +61,8 @@ export class CallbackRouter {
   readonly #acknowledgeListenerErrors: boolean;
   /** Deliveries for one transfer are handled one after another, so the order check sees each. */
   readonly #queues = new Map<string, Promise<unknown>>();
-  /**
-   * The emitter is private, so nothing reaches a listener around the dedupe. Each list is replaced,
-   * never changed in place, so a delivery walks the listeners as they were when it began.
-   */
-  readonly #subscriptions = new Map<keyof CallbackRouterEvents, readonly Subscription[]>();
+  /** The emitter is private, so nothing reaches a listener around the dedupe. */
+  readonly #listeners: Listeners;
 
   constructor(options: CallbackRouterOptions) {
     const checked = parseArgs(routerOptionsSchema, options ?? {}, 'createCallbackRouter');
@@ -247,20 +75,22 @@ export class CallbackRouter {
     this.#bodyTimeoutMs = checked.bodyTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#claimTtlMs = checked.claimTtlMs ?? this.#timeoutMs * 3;
     this.#acknowledgeListenerErrors = checked.acknowledgeListenerErrors ?? false;
+    const level = checked.logLevel ?? logLevelFromEnv() ?? 'off';
+    this.#listeners = new Listeners(this.#timeoutMs, logWriter(checked.logger ?? console, level, 'warn'));
     const handle = createDeliveryHandler({
       maxBodyBytes: this.#maxBodyBytes,
       bodyTimeoutMs: this.#bodyTimeoutMs,
       authenticate: this.#authenticate,
-      bounded: (work) => this.#bounded('authenticate', undefined, undefined, work),
+      bounded: (work) => this.#listeners.bounded('authenticate', undefined, undefined, work),
       dispatch: (body) => this.dispatch(body),
-      reportError: (error) => this.#reportError(error),
-      reportRejected: (rejected) => this.#reportRejected(rejected),
+      reportError: (error) => this.#listeners.error(error),
+      reportRejected: (rejected) => this.#listeners.rejected(rejected),
     });
     const withHeaders = this.#authenticate !== undefined;
     this.fetchHandler = webHandler(handle, withHeaders);
     this.nodeHandler = nodeListener(handle, {
       withHeaders,
-      onWriteError: (error) => this.#reportError(error),
+      onWriteError: (error) => this.#listeners.error(error),
     });
   }
 
@@ -273,7 +103,7 @@ export class CallbackRouter {
    */
   on<E extends keyof CallbackRouterEvents>(event: E, listener: CallbackRouterEvents[E]): this {
     checkListener('CallbackRouter.on', ROUTER_EVENTS, event, listener);
-    this.#subscribe(event, { listener, once: false });
+    this.#listeners.subscribe(event, listener, false);
     return this;
   }
 
@@ -285,7 +115,7 @@ export class CallbackRouter {
    */
   once<E extends keyof CallbackRouterEvents>(event: E, listener: CallbackRouterEvents[E]): this {
     checkListener('CallbackRouter.once', ROUTER_EVENTS, event, listener);
-    this.#subscribe(event, { listener, once: true });
+    this.#listeners.subscribe(event, listener, true);
     return this;
   }
 
@@ -297,29 +127,8 @@ export class CallbackRouter {
    */
   off<E extends keyof CallbackRouterEvents>(event: E, listener: CallbackRouterEvents[E]): this {
     checkListener('CallbackRouter.off', ROUTER_EVENTS, event, listener);
-    this.#unsubscribe(event, (subscription) => subscription.listener === listener);
+    this.#listeners.unsubscribe(event, listener);
     return this;
-  }
-
-  #subscribe(event: keyof CallbackRouterEvents, subscription: Subscription): void {
-    this.#subscriptions.set(event, [...(this.#subscriptions.get(event) ?? []), subscription]);
-  }
-
-  #unsubscribe(event: keyof CallbackRouterEvents, match: (subscription: Subscription) => boolean): void {
-    const list = this.#subscriptions.get(event);
-    if (!list) return;
-    const kept = list.filter((subscription) => !match(subscription));
-    if (kept.length > 0) this.#subscriptions.set(event, kept);
-    else this.#subscriptions.delete(event);
-  }
-
-  /** Whether a listener in a walked list is to be called: a `once` one only by the first walk. */
-  #claim(event: keyof CallbackRouterEvents, subscription: Subscription): boolean {
-    if (!subscription.once) return true;
-    // Two deliveries may walk the same list at once: only the first one calls it.
-    if (!this.#subscriptions.get(event)?.includes(subscription)) return false;
-    this.#unsubscribe(event, (other) => other === subscription);
-    return true;
   }
 
   /**
@@ -327,18 +136,24 @@ export class CallbackRouter {
    * (and authenticated) the body; the handlers call it for you. The state is recorded after the
    * listeners settled, so a delivery that timed out is dispatched again when it comes again.
    *
-   * @throws CallbackParseError for a broken body; CallbackTimeoutError when listeners or the store
-   *   did not settle within `listenerTimeoutMs`; whatever the store threw.
+   * @throws CallbackParseError for a broken body; CallbackListenerError when a listener threw or
+   *   rejected (of a callback kind, `transfer` or `unknown`; unless `acknowledgeListenerErrors`);
+   *   CallbackTimeoutError when listeners or the store did not settle within `listenerTimeoutMs`;
+   *   whatever the store threw.
    * @example
    * app.post('/callbacks', async (c) => c.json(await router.dispatch(await c.req.json())));
    */
   async dispatch(body: unknown): Promise<DispatchOutcome> {
     const parsed: ParsedCallback = parseBridgeCallback(body, { strict: this.#strict });
     if (parsed.kind === 'unknown') {
-      const emitting = this.#emit(undefined, 'unknown', undefined, [
+      // Portfolio callbacks come this way: a failed listener is answered as a bridge one is, so
+      // that the service delivers the body again.
+      const failures: unknown[] = [];
+      const emitting = this.#listeners.emit(undefined, 'unknown', failures, [
         { event: 'unknown', args: [parsed.body] },
       ]);
       if (emitting) await emitting;
+      this.#throwFailures(undefined, 'unknown', failures);
       return { outcome: 'unknown', body: parsed.body };
     }
     const { transfer } = parsed;
@@ -362,14 +177,14 @@ export class CallbackRouter {
       }
       if (claim.outcome === 'busy') {
         const busy = new CallbackBusyError({ transferId: id, kind });
-        this.#reportError(busy);
+        this.#listeners.error(busy);
         throw busy;
       }
       const { token } = claim;
       // Listeners first, then the record: a state is recorded only once every listener for it
       // succeeded, so a failed or hung delivery is dispatched again when the service retries.
       const failures: unknown[] = [];
-      const emitting = this.#emit(id, kind, failures, [
+      const emitting = this.#listeners.emit(id, kind, failures, [
         { event: kind, args: [transfer] },
         { event: 'transfer', args: [transfer, kind] },
       ]);
@@ -383,12 +198,10 @@ export class CallbackRouter {
       }
       if (failures.length > 0 && !this.#acknowledgeListenerErrors) {
         await this.#releaseQuietly(request, token);
-        const failed = new CallbackListenerError({ transferId: id, kind, causes: failures });
-        this.#reportError(failed);
-        throw failed;
+        this.#throwFailures(id, kind, failures);
       }
       if (this.#memory) this.#memory.commit(request, token);
-      else await this.#bounded('store', id, kind, () => this.#store!.commit(request, token));
+      else await this.#listeners.bounded('store', id, kind, () => this.#store!.commit(request, token));
       return { outcome: 'dispatched', kind, transfer };
     };
     // Always a turn later, even with nothing under way for the transfer: `dispatch` returns before
@@ -403,10 +216,18 @@ export class CallbackRouter {
     return run;
   }
 
+  /** Sums up the listeners that failed for one delivery, unless they are to be acknowledged. */
+  #throwFailures(transferId: string | undefined, kind: string, failures: readonly unknown[]): void {
+    if (failures.length === 0 || this.#acknowledgeListenerErrors) return;
+    const failed = new CallbackListenerError({ transferId, kind, causes: failures });
+    this.#listeners.error(failed);
+    throw failed;
+  }
+
   /** Claims a state: at once in the router's own store, else in the partner's within the bound. */
   #claimState(request: ClaimRequest, kind: string): ClaimResult | Promise<ClaimResult> {
     if (this.#memory) return this.#memory.claim(request);
-    return this.#bounded('store', request.transferId, kind, () => this.#store!.claim(request));
+    return this.#listeners.bounded('store', request.transferId, kind, () => this.#store!.claim(request));
   }
 
   /**
@@ -416,9 +237,11 @@ export class CallbackRouter {
   async #releaseQuietly(request: ClaimRequest, token: string): Promise<void> {
     if (this.#memory) return this.#memory.release(request, token);
     try {
-      await this.#bounded('store', request.transferId, undefined, () => this.#store!.release(request, token));
+      await this.#listeners.bounded('store', request.transferId, undefined, () =>
+        this.#store!.release(request, token),
+      );
     } catch (error) {
-      if (!(error instanceof CallbackTimeoutError)) this.#reportError(error);
+      if (!(error instanceof CallbackTimeoutError)) this.#listeners.error(error);
     }
   }
 
@@ -427,153 +250,11 @@ export class CallbackRouter {
     transfer: BridgeTransfer,
     previous: string | undefined,
   ): Promise<DispatchOutcome> {
-    const emitting = this.#emit(transfer.transferId, 'ignored', undefined, [
+    const emitting = this.#listeners.emit(transfer.transferId, 'ignored', undefined, [
       { event: 'ignored', args: [{ reason, transfer, previous }] },
     ]);
     if (emitting) await emitting;
     return { outcome: 'ignored', reason, transfer };
-  }
-
-  /**
-   * Calls the listeners of each emission in turn; one that fails is reported (and collected into
-   * `failures`, when given) and does not stop the rest. Listeners that return at once are called
-   * with no timer: nothing could interrupt them anyway. From the first that returns a promise, the
-   * rest of the step runs within what is left of `listenerTimeoutMs`; `undefined` when there was
-   * nothing to wait for.
-   */
-  #emit(
-    transferId: string | undefined,
-    kind: string,
-    failures: unknown[] | undefined,
-    emissions: readonly Emission[],
-  ): Promise<void> | undefined {
-    const started = performance.now();
-    for (let e = 0; e < emissions.length; e++) {
-      const { event, args } = emissions[e]!;
-      const list = this.#subscriptions.get(event) ?? NONE;
-      for (let i = 0; i < list.length; i++) {
-        const pending = this.#call(event, list[i]!, args, failures);
-        if (pending === undefined) continue;
-        const left = this.#timeoutMs - (performance.now() - started);
-        return this.#bounded(
-          'listeners',
-          transferId,
-          kind,
-          async (run) => {
-            await this.#settle(run, pending, failures);
-            await this.#emitSafely(run, event, list, i + 1, args, failures);
-            for (const later of emissions.slice(e + 1)) {
-              const laterList = this.#subscriptions.get(later.event) ?? NONE;
-              await this.#emitSafely(run, later.event, laterList, 0, later.args, failures);
-            }
-          },
-          left,
-        );
-      }
-    }
-    return undefined;
-  }
-
-  /** Calls one listener; its promise when it returned one, reporting a synchronous failure. */
-  #call(
-    event: keyof CallbackRouterEvents,
-    subscription: Subscription,
-    args: readonly unknown[],
-    failures: unknown[] | undefined,
-  ): PromiseLike<unknown> | undefined {
-    if (!this.#claim(event, subscription)) return undefined;
-    try {
-      const result = (subscription.listener as (...a: unknown[]) => unknown)(...args);
-      return isThenable(result) ? result : undefined;
-    } catch (error) {
-      this.#reportError(error);
-      failures?.push(error);
-      return undefined;
-    }
-  }
-
-  /** Waits for one listener's promise; a rejection is reported unless the step timed out first. */
-  async #settle(run: Run, pending: PromiseLike<unknown>, failures: unknown[] | undefined): Promise<void> {
-    try {
-      await pending;
-    } catch (error) {
-      if (!run.live) return;
-      this.#reportError(error);
-      failures?.push(error);
-    }
-  }
-
-  /**
-   * Runs partner code (listeners, the check, the store) within `listenerTimeoutMs`. On timeout the
-   * step rejects with a `CallbackTimeoutError`, reported on `error`; the work is left to finish on
-   * its own and nothing it does later is reported.
-   */
-  #bounded<T>(
-    stage: CallbackTimeoutStage,
-    transferId: string | undefined,
-    kind: string | undefined,
-    work: (run: Run) => T | Promise<T>,
-    ms = this.#timeoutMs,
-  ): Promise<T> {
-    const run: Run = { live: true };
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        run.live = false;
-        const error = new CallbackTimeoutError({ stage, timeoutMs: this.#timeoutMs, transferId, kind });
-        this.#reportError(error);
-        reject(error);
-      }, ms);
-      Promise.resolve()
-        .then(() => work(run))
-        .then(
-          (value) => {
-            clearTimeout(timer);
-            resolve(value);
-          },
-          (error: unknown) => {
-            clearTimeout(timer);
-            reject(error);
-          },
-        );
-    });
-  }
-
-  /** `#emit`'s async rest: the listeners of `list` from `from` on, each awaited in turn. */
-  async #emitSafely(
-    run: Run,
-    event: keyof CallbackRouterEvents,
-    list: readonly Subscription[],
-    from: number,
-    args: readonly unknown[],
-    failures: unknown[] | undefined,
-  ): Promise<void> {
-    for (let i = from; i < list.length; i++) {
-      if (!run.live) return;
-      const pending = this.#call(event, list[i]!, args, failures);
-      if (pending !== undefined) await this.#settle(run, pending, failures);
-    }
-  }
-
-  #reportRejected(rejected: RejectedDelivery): void {
-    for (const subscription of this.#subscriptions.get('rejected') ?? NONE) {
-      if (!this.#claim('rejected', subscription)) continue;
-      try {
-        (subscription.listener as (rejected: RejectedDelivery) => void)(rejected);
-      } catch (error) {
-        this.#reportError(error);
-      }
-    }
-  }
-
-  #reportError(error: unknown): void {
-    for (const subscription of this.#subscriptions.get('error') ?? NONE) {
-      if (!this.#claim('error', subscription)) continue;
-      try {
-        (subscription.listener as (error: unknown) => void)(error);
-      } catch {
-        // An error listener that throws has nobody left to tell.
-      }
-    }
   }
 
   /**

@@ -3,7 +3,8 @@ import { isPartnerError } from '../index.js';
 
 /*
  * What every command shares: exit codes, argument parsing on node:util (no CLI framework, so the
- * package gains no dependency), and one way to report a failure that never prints a secret.
+ * package gains no dependency), how text reaches the terminal, and one way to report a failure
+ * that never prints a secret.
  */
 
 /** 0 ok; 1 a check failed or the service refused; 2 the command line was wrong. */
@@ -14,11 +15,48 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** Where a command writes; tests and `main` pass the process's streams. */
+/** Where a command writes (and reads `-` from); tests and `main` pass the process's streams. */
 export interface Io {
   out: (line: string) => void;
   err: (line: string) => void;
   env: NodeJS.ProcessEnv;
+  /** Standard input, for a file named `-`. */
+  stdin?: AsyncIterable<string | Uint8Array>;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it finds
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it finds
+const CONTROLS_BUT_LINE_BREAKS = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * Text as the terminal may show it: every C0 and C1 control character and DEL written as `\xNN`,
+ * so that what the service or a file supplied cannot retitle the window, clear the screen, move
+ * the cursor or rewrite a line already printed. `lineBreaks` keeps `\n` for text the CLI wrote
+ * itself; a value from elsewhere has its line breaks escaped too, so it cannot forge a line.
+ */
+export function escapeControls(text: string, { lineBreaks = false } = {}): string {
+  return text.replace(
+    lineBreaks ? CONTROLS_BUT_LINE_BREAKS : CONTROLS,
+    (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
+}
+
+/** A line of text output whose interpolated values are shown escaped (`escapeControls`). */
+export function line(strings: TemplateStringsArray, ...values: unknown[]): string {
+  return strings.reduce((text, part, i) => text + escapeControls(String(values[i - 1])) + part);
+}
+
+/**
+ * The text output boundary: what any command writes passes through `escapeControls` on its way
+ * out, line breaks kept. JSON output is unchanged by it, as `toJson` leaves no control character.
+ */
+export function terminalIo(io: Io): Io {
+  return {
+    ...io,
+    out: (text) => io.out(escapeControls(text, { lineBreaks: true })),
+    err: (text) => io.err(escapeControls(text, { lineBreaks: true })),
+  };
 }
 
 /** `node:util` parseArgs, its errors as a `UsageError`. */
@@ -52,26 +90,79 @@ export function integerFlag(
   return Number(value);
 }
 
+/** Prints a command's usage for `--help`. */
+export function help(io: Io, usage: string): number {
+  io.out(usage);
+  return EXIT.ok;
+}
+
+/** What a system error says to do, by its code. */
+const CONNECTION_HINTS: Record<string, string> = {
+  ECONNREFUSED: 'nothing listens there: is the service (or partner-s2s-sdk simulate) running on that port?',
+  ENOTFOUND: 'the host name does not resolve: check PARTNER_BASE_URL',
+  EAI_AGAIN: 'no DNS answer for the host name: check the network and PARTNER_BASE_URL',
+};
+
+/**
+ * For a failure to reach the service: the system error code found in the error's cause chain
+ * (a `ConnectionError` keeps what fetch threw), with the host and port of the base URL, and what
+ * to do about it. The base URL's host and port only: never its user info, path or query.
+ */
+function connectionDetail(error: unknown, baseUrl: string | undefined): string[] {
+  let code: string | undefined;
+  let connection = false;
+  let link: unknown = error;
+  for (let depth = 0; depth < 8 && typeof link === 'object' && link !== null; depth++) {
+    const { name, code: linkCode, cause } = link as { name?: unknown; code?: unknown; cause?: unknown };
+    if (name === 'ConnectionError') connection = true;
+    else if (connection && typeof linkCode === 'string' && /^E[A-Z0-9_]+$/.test(linkCode)) {
+      code = linkCode;
+      break;
+    }
+    link = cause;
+  }
+  if (!connection) return [];
+  let where = '';
+  try {
+    const url = new URL(baseUrl ?? '');
+    where = ` connecting to ${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`;
+  } catch {
+    // No base URL to name: the code alone still says what went wrong.
+  }
+  if (code === undefined) return where ? [`  ${where.trim()}`] : [];
+  const hint = CONNECTION_HINTS[code];
+  return [`  ${code}${where}`, ...(hint ? [`  ${hint}`] : [])];
+}
+
 /**
  * Reports a failure and returns its exit code. The SDK's errors are written to carry no secret
- * (messages name the path and status, never a header or credential), so their message is shown;
- * anything else is shown by name and message only, without a stack.
+ * (messages name the path and status, never a header or credential), so their message is shown,
+ * escaped as one line; anything else is shown by name and message only, without a stack.
  */
 export function report(io: Io, error: unknown, usage?: string): number {
   if (error instanceof UsageError) {
-    io.err(`error: ${error.message}`);
+    io.err(line`error: ${error.message}`);
     if (usage) io.err(usage);
     return EXIT.usage;
   }
   if (isPartnerError(error)) {
-    io.err(`${error.name}: ${error.message}`);
+    io.err(line`${error.name}: ${error.message}`);
+    for (const detail of connectionDetail(error, io.env.PARTNER_BASE_URL)) io.err(detail);
     return EXIT.failed;
   }
-  io.err(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+  io.err(error instanceof Error ? line`${error.name}: ${error.message}` : line`${error}`);
   return EXIT.failed;
 }
 
-/** JSON with bigints as decimal strings, as the admin API writes them. */
+/**
+ * JSON with bigints as decimal strings, as the admin API writes them. `JSON.stringify` escapes C0
+ * controls but not DEL and C1 (U+0080–U+009F, where an 8-bit CSI is): those are escaped too, which
+ * leaves the same JSON value and nothing a terminal acts on.
+ */
 export function toJson(value: unknown, indent?: number): string {
-  return JSON.stringify(value, (_key, item) => (typeof item === 'bigint' ? item.toString() : item), indent);
+  return JSON.stringify(
+    value,
+    (_key, item) => (typeof item === 'bigint' ? item.toString() : item),
+    indent,
+  ).replace(/[\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -1,14 +1,6 @@
-import { EXIT, type Io, report, UsageError } from './common.js';
-import {
-  ROUTES_USAGE,
-  routes,
-  TOKEN_USAGE,
-  TRANSFERS_USAGE,
-  token,
-  transfers,
-  VERIFY_USAGE,
-  verify,
-} from './ops.js';
+import { SEND_USAGE, SIGN_USAGE, send, sign, VERIFY_USAGE, verify } from './batch.js';
+import { EXIT, type Io, report, terminalIo, UsageError } from './common.js';
+import { ROUTES_USAGE, routes, TOKEN_USAGE, TRANSFERS_USAGE, token, transfers } from './ops.js';
 import { SIMULATE_USAGE, simulate } from './simulate.js';
 
 /*
@@ -22,16 +14,21 @@ const COMMANDS: Record<string, { run: (args: string[], io: Io) => Promise<number
   routes: { run: routes, usage: ROUTES_USAGE },
   transfers: { run: transfers, usage: TRANSFERS_USAGE },
   verify: { run: verify, usage: VERIFY_USAGE },
+  sign: { run: sign, usage: SIGN_USAGE },
+  send: { run: send, usage: SEND_USAGE },
 };
 
 export const USAGE = `usage: partner-s2s-sdk <command> [options]
 
 commands:
-  simulate     run the simulator over HTTP, with its admin API
+  simulate     run the simulator over HTTP, with its admin API (docs/simulator.md); its
+               amounts (fund, balance) are base units, as strings of digits
   token        the scopes and expiry of a token for the credential in the environment
-  routes       the bridge routes
+  routes       the bridge routes, one line each
   transfers    list a user's transfers, or get one
   verify       verify a saved construct result against a route, offline
+  sign         verify a saved construct result, then sign it with a key from the environment
+  send         submit what sign printed; prints the transfer id
 
 Run "partner-s2s-sdk <command> --help" for a command's options.
 exit codes: 0 ok, 1 verification failed or the service refused, 2 usage error`;
@@ -43,7 +40,8 @@ exit codes: 0 ok, 1 verification failed or the service refused, 2 usage error`;
  * @example
  * const code = await main(['routes', '--json'], { out: console.log, err: console.error, env: process.env });
  */
-export async function main(argv: string[], io: Io): Promise<number> {
+export async function main(argv: string[], streams: Io): Promise<number> {
+  const io = terminalIo(streams);
   const [name, ...args] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     (name === undefined ? io.err : io.out)(USAGE);

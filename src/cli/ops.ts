@@ -1,23 +1,19 @@
-import { readFile } from 'node:fs/promises';
 import {
-  BatchVerificationError,
-  type BridgeConstructResult,
   type BridgeRoute,
   PartnerClient,
   type StoredToken,
   type TokenStore,
   TRANSFER_STATES,
   type TransferStatus,
-  verifyBridgeBatch,
 } from '../index.js';
-import { EXIT, type Io, integerFlag, parseCommandLine, toJson, UsageError } from './common.js';
+import { EXIT, help, type Io, integerFlag, line, parseCommandLine, toJson, UsageError } from './common.js';
 
 /*
  * The operator commands: each reads the credential from the environment (never from a flag, where
  * it would sit in shell history and `ps`), runs one call of the public SDK and prints the answer.
  */
 
-const ENV_HELP = `environment:
+export const ENV_HELP = `environment:
   PARTNER_BASE_URL        the service's base URL
   PARTNER_CLIENT_ID       the credential's client id
   PARTNER_CLIENT_SECRET   the credential's secret (never printed)`;
@@ -31,7 +27,11 @@ ${ENV_HELP}`;
 
 export const ROUTES_USAGE = `usage: partner-s2s-sdk routes [--json]
 
-Lists the bridge routes, with their limits (or "unreachable") and fees.
+Lists the bridge routes, one line each: the route id, the source token and chain → the destination
+token and chain, the provider, and the amounts the route takes now (min–max, in the source token),
+or "unreachable" when the bridge cannot be reached (quotes and constructs then fail).
+  --json   the routes as the service returned them, with token addresses, decimals and the
+           contracts a batch may call (what verify and sign take as --route)
 
 ${ENV_HELP}`;
 
@@ -63,7 +63,8 @@ class CapturingStore implements TokenStore {
   async delete(): Promise<void> {}
 }
 
-function clientFromEnv(io: Io, tokenStore?: TokenStore): PartnerClient {
+/** A client on the credential in the environment; a missing variable is a usage error naming it. */
+export function clientFromEnv(io: Io, tokenStore?: TokenStore): PartnerClient {
   const {
     PARTNER_BASE_URL: baseUrl,
     PARTNER_CLIENT_ID: clientId,
@@ -95,9 +96,9 @@ export async function token(args: string[], io: Io): Promise<number> {
   if (values.json) {
     io.out(toJson({ scopes, expiresAt, ...shown }));
   } else {
-    io.out(`scopes      ${scopes.join(' ')}`);
-    io.out(`expires at  ${expiresAt ?? 'unknown'}`);
-    if ('accessToken' in shown) io.out(`token       ${shown.accessToken}`);
+    io.out(line`scopes      ${scopes.join(' ')}`);
+    io.out(line`expires at  ${expiresAt ?? 'unknown'}`);
+    if ('accessToken' in shown) io.out(line`token       ${shown.accessToken}`);
   }
   return EXIT.ok;
 }
@@ -120,7 +121,7 @@ function describeRoute(route: BridgeRoute): string {
   const limits = route.limits
     ? `${route.limits.minAmount}–${route.limits.maxAmount} ${from.symbol}`
     : 'unreachable';
-  return `${route.routeId}  ${from.symbol} on ${from.chain} → ${to.symbol} on ${to.chain}  ${route.provider}  ${limits}`;
+  return line`${route.routeId}  ${from.symbol} on ${from.chain} → ${to.symbol} on ${to.chain}  ${route.provider}  ${limits}`;
 }
 
 /** `transfers list|get`. */
@@ -167,91 +168,8 @@ export async function transfers(args: string[], io: Io): Promise<number> {
   } else {
     for (const transfer of found)
       io.out(
-        `${transfer.transferId}  ${transfer.status.padEnd(16)}  ${transfer.routeId}  ${transfer.createdAt}`,
+        line`${transfer.transferId}  ${transfer.status.padEnd(16)}  ${transfer.routeId}  ${transfer.createdAt}`,
       );
   }
-  return EXIT.ok;
-}
-
-async function readJson(path: string, what: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new UsageError(`${what} ${path} is not JSON`);
-  }
-}
-
-/** `verify`: offline, against the route as read and the wallet and amount meant. */
-export async function verify(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseCommandLine(
-    args,
-    {
-      route: { type: 'string' },
-      wallet: { type: 'string' },
-      amount: { type: 'string' },
-      json: { type: 'boolean' },
-    },
-    true,
-  );
-  if (values.help) return help(io, VERIFY_USAGE);
-  if (positionals.length !== 1) throw new UsageError('give exactly one construct.json');
-  if (!values.route) throw new UsageError('--route is required');
-  const construct = (await readJson(positionals[0]!, 'construct')) as BridgeConstructResult;
-  const route = (await readJson(values.route, 'route')) as BridgeRoute;
-  let wallet = values.wallet;
-  if (wallet === undefined) {
-    // Without the signer's address the batch can only be checked against itself: say so.
-    const sender = (construct as { bundle?: { userOp?: { sender?: unknown } } })?.bundle?.userOp?.sender;
-    if (typeof sender !== 'string') throw new UsageError('--wallet is required: the batch names no sender');
-    wallet = sender;
-    io.err(`note: no --wallet given; checking against the batch's own sender ${sender}`);
-  }
-  try {
-    const verified = verifyBridgeBatch({
-      route,
-      construct,
-      wallet,
-      ...(values.amount !== undefined ? { amount: values.amount } : {}),
-    });
-    if (values.json) {
-      io.out(toJson({ ok: true, summary: verified }));
-    } else {
-      const { source, destination } = verified;
-      io.out(`verified  ${verified.routeId} (${verified.provider})`);
-      io.out(`  wallet       ${verified.wallet}`);
-      io.out(`  send         ${source.amount} ${source.symbol} on ${source.chain}`);
-      io.out(`  receive      ${destination.amount} ${destination.symbol} on ${destination.chain}`);
-      io.out(`  gas fee      ${verified.gasFee.amount} ${verified.gasFee.symbol}`);
-      io.out(`  total debit  ${verified.totalDebit.amount} ${source.symbol}`);
-      io.out(`  fees         ${verified.feeBps} bps`);
-      io.out(`  expires      ${verified.quoteExpiresAt.toISOString()}`);
-      io.out(`  userOpHash   ${verified.userOpHash}`);
-      io.out(`  digest       ${verified.digest}`);
-    }
-    return EXIT.ok;
-  } catch (error) {
-    if (!(error instanceof BatchVerificationError)) throw error;
-    if (values.json) {
-      io.out(toJson({ ok: false, issues: error.issues }));
-    } else {
-      io.err(`verification failed: ${error.issues.length} issue(s)`);
-      for (const issue of error.issues) {
-        const detail =
-          issue.expected !== undefined ? ` (expected ${issue.expected}, got ${issue.actual})` : '';
-        io.err(`  ${issue.check}: ${issue.message}${detail}`);
-      }
-    }
-    return EXIT.failed;
-  }
-}
-
-function help(io: Io, usage: string): number {
-  io.out(usage);
   return EXIT.ok;
 }

@@ -3,6 +3,7 @@ import { isPartnerError } from '../errors/base.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import { toIssues } from '../schemas/issues.js';
 import { ApiPromise, sinkOf, withSink } from './api-promise.js';
+import { LOG_LEVELS, type Logger } from './logger.js';
 import type { RequestOptions } from './request-options.js';
 
 /**
@@ -39,6 +40,16 @@ export function withMethods<T>(names: readonly string[], message: string) {
     message,
   );
 }
+
+/** A `logger` option: what the client and the router write their lines to. */
+export const loggerOption = z.lazy(() =>
+  withMethods<Logger>(['debug', 'info', 'warn', 'error'], 'must have debug, info, warn and error methods'),
+);
+
+/** A `logLevel` option. */
+export const logLevelOption = z.lazy(() =>
+  z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }),
+);
 
 // The shared argument schemas are `z.lazy`: each is built on the first parse that needs it, so that
 // importing the SDK builds none of them (each chain of checks is 2 to 4 zod schemas to build).

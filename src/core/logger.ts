@@ -1,5 +1,7 @@
 import type { EventEmitter } from 'eventemitter3';
+import type { Redact } from '../errors/redact.js';
 import type { ClientEvents } from './events.js';
+import { quiet, type Report, warnReport } from './isolate.js';
 
 /** Anything with console's four methods: `console`, pino, winston, a test double. */
 export interface Logger {
@@ -40,21 +42,54 @@ export function logLevelFromEnv(): LogLevel | undefined {
   return (LOG_LEVELS as readonly string[]).includes(value) ? (value as LogLevel) : undefined;
 }
 
-const PREFIX = 'partner-s2s-sdk:';
+export const PREFIX = 'partner-s2s-sdk:';
+
+type LogMethod = Exclude<LogLevel, 'off'>;
+
+/**
+ * Writes one line. What the logger throws, or rejects when it is async, is dropped: a logger is
+ * the last place to report anything, and logging never changes an outcome.
+ */
+function writeLine(logger: Logger, method: LogMethod, line: string, ...rest: unknown[]): void {
+  try {
+    // An async logger's rejection is handled too: it must not end the process.
+    quiet(logger[method](line, ...rest));
+  } catch {}
+}
+
+/**
+ * The writer of one level's lines, or `undefined` when `level` holds that level back.
+ *
+ * @example
+ * const warn = logWriter(logger, 'warn', 'warn');
+ * warn?.(`${PREFIX} something a partner should fix`, error);
+ */
+export function logWriter(
+  logger: Logger,
+  level: LogLevel,
+  method: LogMethod,
+): ((line: string, ...rest: unknown[]) => void) | undefined {
+  if (level === 'off' || rank(level) < rank(method)) return undefined;
+  return (line, ...rest) => writeLine(logger, method, line, ...rest);
+}
+
+/**
+ * Where what a partner's function threw or rejected with is reported: `logger.warn`, when `level`
+ * lets warnings through. Lines pass through `redact`, as every error does.
+ */
+export function listenerReport(logger: Logger, level: LogLevel, redact: Redact): Report {
+  return warnReport(logWriter(logger, level, 'warn'), redact);
+}
 
 /**
  * Logs the client's own events, so that a log line carries exactly what an event does: method,
  * path template, status, time, attempt and request id, never a header, body, token or secret. A
- * logger that throws is ignored: logging never fails a call.
+ * logger that throws or rejects is ignored: logging never fails a call.
  */
 export function attachLogger(events: EventEmitter<ClientEvents>, logger: Logger, level: LogLevel): void {
   const at = rank(level);
   if (at === 0) return;
-  const write = (method: 'debug' | 'info' | 'warn' | 'error', line: string) => {
-    try {
-      logger[method](line);
-    } catch {}
-  };
+  const write = (method: LogMethod, line: string) => writeLine(logger, method, line);
   if (at >= rank('debug')) {
     events.on('response', (e) => {
       const outcome = e.status === undefined ? (e.error ?? 'no answer') : String(e.status);

@@ -66,7 +66,13 @@ export class ApiError extends PartnerError {
   }
 }
 
-/** 400: fix the request; retrying the same request does not help. */
+/**
+ * 400: fix the request; retrying the same request does not help. A paused route, or an amount
+ * outside the route's limits, arrives as this class with the service's own `code` and message.
+ *
+ * @example
+ * catch (e) { if (e instanceof BadRequestError) return { refused: e.code ?? 'BAD_REQUEST', reason: e.message }; }
+ */
 export class BadRequestError extends ApiError {
   override name = 'BadRequestError';
 }
@@ -75,6 +81,11 @@ export class BadRequestError extends ApiError {
  * 401: the access token was missing, malformed, expired or revoked. The SDK already fetched a new
  * token and replayed the request once; when `credentialStopped` is true a freshly issued token was
  * rejected too, which means the credential or its organisation is stopped (revoked, suspended).
+ *
+ * @example
+ * catch (e) {
+ *   if (e instanceof AuthenticationError && e.credentialStopped) alerts.page(`credential stopped; calls fail for ${e.retryAfterMs} ms`);
+ * }
  */
 export class AuthenticationError extends ApiError {
   override name = 'AuthenticationError';
@@ -103,7 +114,12 @@ export class AuthenticationError extends ApiError {
   }
 }
 
-/** 403: the token lacks a scope the endpoint needs. The message names both. */
+/**
+ * 403: the token lacks a scope the endpoint needs. The message names both.
+ *
+ * @example
+ * catch (e) { if (e instanceof PermissionDeniedError) log.error(`add ${e.requiredScopes.join(' ')} to the credential`); }
+ */
 export class PermissionDeniedError extends ApiError {
   override name = 'PermissionDeniedError';
   readonly requiredScopes: readonly string[];
@@ -121,7 +137,12 @@ export class PermissionDeniedError extends ApiError {
   }
 }
 
-/** 404: no such resource, or it belongs to another partner (the service does not say which). */
+/**
+ * 404: no such resource, or it belongs to another partner (the service does not say which).
+ *
+ * @example
+ * catch (e) { if (e instanceof NotFoundError) log.warn('not found (or not ours)', e.ids); }
+ */
 export class NotFoundError extends ApiError {
   override name = 'NotFoundError';
   /**
@@ -136,12 +157,23 @@ export class NotFoundError extends ApiError {
   }
 }
 
-/** 409: the email or wallet address already belongs to another user. */
+/**
+ * 409: the email or wallet address already belongs to another user.
+ *
+ * @example
+ * catch (e) { if (e instanceof ConflictError) return { error: 'this wallet is linked to another account' }; }
+ */
 export class ConflictError extends ApiError {
   override name = 'ConflictError';
 }
 
-/** 429: slow down; `retryAfterMs` is the server's `Retry-After`, when it sent one. */
+/**
+ * 429: slow down; `retryAfterMs` is the server's `Retry-After`, when it sent one. The SDK already
+ * retried within its bounds before throwing it.
+ *
+ * @example
+ * catch (e) { if (e instanceof RateLimitError) await queue.retryIn(e.retryAfterMs ?? 60_000); }
+ */
 export class RateLimitError extends ApiError {
   override name = 'RateLimitError';
   readonly retryAfterMs: number | undefined;
@@ -152,7 +184,12 @@ export class RateLimitError extends ApiError {
   }
 }
 
-/** 503: the bridge is unreachable, its fee is above the route's ceiling, or the quote expires too soon. */
+/**
+ * 503: the bridge is unreachable, its fee is above the route's ceiling, or the quote expires too soon.
+ *
+ * @example
+ * catch (e) { if (e instanceof ServiceUnavailableError) await queue.retryIn(e.retryAfterMs ?? 30_000); }
+ */
 export class ServiceUnavailableError extends ApiError {
   override name = 'ServiceUnavailableError';
   readonly retryAfterMs: number | undefined;
@@ -163,12 +200,22 @@ export class ServiceUnavailableError extends ApiError {
   }
 }
 
-/** Any other 5xx. */
+/**
+ * Any other 5xx, once the retries the call allows were spent (a submit is never retried).
+ *
+ * @example
+ * catch (e) { if (e instanceof InternalServerError) log.error(`service failed: ${e.status}`, e.requestId); }
+ */
 export class InternalServerError extends ApiError {
   override name = 'InternalServerError';
 }
 
-/** 400 `VALIDATION_FAILED`: `errors` lists each failure. */
+/**
+ * 400 `VALIDATION_FAILED`: `errors` lists each failure.
+ *
+ * @example
+ * catch (e) { if (isApiError(e, 'VALIDATION_FAILED')) for (const message of e.errors) log.warn(message); }
+ */
 export class ValidationFailedError extends BadRequestError {
   override name = 'ValidationFailedError';
   readonly errors: string[];
@@ -189,6 +236,11 @@ export interface ShortToken {
 /**
  * 400 `INSUFFICIENT_BALANCE`: the wallet cannot afford `amount + gasFee`. Figures are base units.
  * With `maxAmount: true` it means the wallet cannot afford even the smallest amount.
+ *
+ * @example
+ * catch (e) {
+ *   if (isApiError(e, 'INSUFFICIENT_BALANCE')) notify(`short by ${fromRawAmount(e.shortfall, e.token)} ${e.token.symbol}`);
+ * }
  */
 export class InsufficientBalanceError extends BadRequestError {
   override name = 'InsufficientBalanceError';
@@ -208,17 +260,32 @@ export class InsufficientBalanceError extends BadRequestError {
   }
 }
 
-/** 400 `WALLET_NOT_LINKED`: the user has no linked wallet. */
+/**
+ * 400 `WALLET_NOT_LINKED`: the user has no linked wallet.
+ *
+ * @example
+ * catch (e) { if (isApiError(e, 'WALLET_NOT_LINKED')) return redirect('/wallet/link'); }
+ */
 export class WalletNotLinkedError extends BadRequestError {
   override name = 'WalletNotLinkedError';
 }
 
-/** 400 `INTENT_NOT_FOUND`: the intent was spent or expired; build a new one instead of retrying. */
+/**
+ * 400 `INTENT_NOT_FOUND`: the intent was spent or expired; build a new one instead of retrying.
+ *
+ * @example
+ * catch (e) { if (isApiError(e, 'INTENT_NOT_FOUND')) built = await client.bridge.construct({ userId, routeId, amount }); }
+ */
 export class IntentNotFoundError extends BadRequestError {
   override name = 'IntentNotFoundError';
 }
 
-/** `USER_NOT_FOUND`: no such user for this partner. */
+/**
+ * `USER_NOT_FOUND`: no such user for this partner.
+ *
+ * @example
+ * catch (e) { if (isApiError(e, 'USER_NOT_FOUND')) log.warn(`user ${e.ids.userId} is not ours`); }
+ */
 export class UserNotFoundError extends NotFoundError {
   override name = 'UserNotFoundError';
 }

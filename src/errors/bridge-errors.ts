@@ -64,7 +64,12 @@ export class SubmitOutcomeUnknownError extends PartnerError {
   }
 }
 
-/** A callback body that is broken JSON or a bridge transfer with missing or mistyped fields. */
+/**
+ * A callback body that is broken JSON or a bridge transfer with missing or mistyped fields.
+ *
+ * @example
+ * try { parseBridgeCallback(body); } catch (e) { if (e instanceof CallbackParseError) return new Response(null, { status: 400 }); }
+ */
 export class CallbackParseError extends PartnerError {
   override name = 'CallbackParseError' as const;
   readonly issues: Issue[];
@@ -75,7 +80,14 @@ export class CallbackParseError extends PartnerError {
   }
 }
 
-/** The signer failed, or produced a signature that does not recover to its own address. Nothing was sent. */
+/**
+ * The signer failed, or produced a signature that does not recover to its own address or that no
+ * rewriting makes one the chain accepts; or `bridge.send` was given a signature the chain would
+ * refuse (s above n/2, v other than 27 or 28). Nothing was sent.
+ *
+ * @example
+ * catch (e) { if (e instanceof SigningError) log.error('check the KMS key behind the signer', e.cause); }
+ */
 export class SigningError extends PartnerError {
   override name = 'SigningError' as const;
 

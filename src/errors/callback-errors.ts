@@ -38,9 +38,10 @@ export class CallbackTimeoutError extends PartnerError {
 }
 
 /**
- * A listener threw or rejected for a dispatched callback, so its state was not recorded and the
- * delivery was answered 500: the service delivers it again and the listeners run again. Each
- * listener's own error was reported on `error` first; this one carries them as `causes`.
+ * A listener threw or rejected for a dispatched callback (or, with `kind` `unknown`, for a body
+ * that is not a bridge transfer), so its state was not recorded and the delivery was answered
+ * 500: the service delivers it again and the listeners run again. Each listener's own error was
+ * reported on `error` first; this one carries them as `causes`.
  *
  * @example
  * router.on('error', (e) => {
@@ -49,13 +50,18 @@ export class CallbackTimeoutError extends PartnerError {
  */
 export class CallbackListenerError extends PartnerError {
   override name = 'CallbackListenerError' as const;
-  readonly transferId: string;
+  /** The transfer; undefined for a body that is not a bridge transfer (`kind` `unknown`). */
+  readonly transferId: string | undefined;
   readonly kind: string;
   /** What the failing listeners threw, in the order they ran. */
   readonly causes: readonly unknown[];
 
-  constructor(init: { transferId: string; kind: string; causes: readonly unknown[] }) {
-    super(`${init.causes.length} listener(s) failed for ${init.kind} of ${init.transferId}; not recorded`);
+  constructor(init: { transferId: string | undefined; kind: string; causes: readonly unknown[] }) {
+    const what =
+      init.transferId === undefined
+        ? 'a body that is not a bridge transfer'
+        : `${init.kind} of ${init.transferId}`;
+    super(`${init.causes.length} listener(s) failed for ${what}; not recorded`);
     this.transferId = init.transferId;
     this.kind = init.kind;
     this.causes = init.causes;

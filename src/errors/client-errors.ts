@@ -25,6 +25,9 @@ export class ArgumentError extends PartnerError {
  * The service could not be reached, or the connection broke before a full answer arrived.
  * The transport error is kept in `cause`; the message stays generic so that no host name or
  * header leaks into logs.
+ *
+ * @example
+ * catch (e) { if (e instanceof ConnectionError) log.warn(`${e.method} ${e.path} unreachable`, e.cause); }
  */
 export class ConnectionError extends PartnerError {
   override name = 'ConnectionError' as const;
@@ -41,6 +44,11 @@ export class ConnectionError extends PartnerError {
 /**
  * No complete answer arrived within `timeoutMs` (one attempt, body included), or `transfers.wait`
  * reached a deadline: then `transferId`, `lastStatus` and `phase` say where the transfer stood.
+ *
+ * @example
+ * catch (e) {
+ *   if (e instanceof TimeoutError && e.transferId) await queue.checkLater(e.transferId); // the transfer goes on
+ * }
  */
 export class TimeoutError extends PartnerError {
   override name = 'TimeoutError' as const;
@@ -57,6 +65,11 @@ export class TimeoutError extends PartnerError {
    * phase's, or `totalTimeoutMs`.
    */
   readonly phase: string | undefined;
+  /**
+   * When `transfers.wait` with a `router` gave up: how many deliveries the router refused
+   * (`authenticate` said no) during the wait. More than none points at the check, not the transfer.
+   */
+  readonly refusedDeliveries: number | undefined;
 
   constructor({
     method,
@@ -65,6 +78,7 @@ export class TimeoutError extends PartnerError {
     transferId,
     lastStatus,
     phase,
+    refusedDeliveries,
   }: {
     method: string;
     path: string;
@@ -72,11 +86,14 @@ export class TimeoutError extends PartnerError {
     transferId?: string | undefined;
     lastStatus?: string | undefined;
     phase?: string | undefined;
+    refusedDeliveries?: number | undefined;
   }) {
     super(
       transferId === undefined
         ? `${method} ${path} timed out after ${timeoutMs} ms`
-        : `Waiting for transfer ${transferId} timed out after ${timeoutMs} ms${phase === undefined ? '' : ` in its ${phase} phase`} (last status: ${lastStatus ?? 'none read'})`,
+        : `Waiting for transfer ${transferId} timed out after ${timeoutMs} ms${phase === undefined ? '' : ` in its ${phase} phase`} (last status: ${lastStatus ?? 'none read'})${
+            refusedDeliveries ? refusedNote(refusedDeliveries) : ''
+          }`,
     );
     this.method = method;
     this.path = path;
@@ -84,12 +101,24 @@ export class TimeoutError extends PartnerError {
     this.transferId = transferId;
     this.lastStatus = lastStatus;
     this.phase = phase;
+    this.refusedDeliveries = refusedDeliveries;
   }
+}
+
+function refusedNote(count: number): string {
+  const deliveries = count === 1 ? '1 delivery' : `${count} deliveries`;
+  return `; the callback router refused ${deliveries} during the wait: check its authenticate (its 'rejected' event shows each)`;
 }
 
 /**
  * The caller's `AbortSignal` fired. Its reason is kept in `cause`. The name matches the DOM's so
  * that existing `e.name === 'AbortError'` checks keep working.
+ *
+ * @example
+ * const routes = await client.bridge.routes({ signal: AbortSignal.timeout(5_000) }).catch((e) => {
+ *   if (e instanceof AbortError) return []; // given up on purpose
+ *   throw e;
+ * });
  */
 export class AbortError extends PartnerError {
   override name = 'AbortError' as const;
@@ -106,6 +135,9 @@ export type ResponseIssue = Issue;
  * The server answered with a status that means success, but with a body the SDK does not know
  * (broken JSON, missing or mistyped fields, or, with `strict: true`, unknown fields or values).
  * The body itself is not kept: it may hold a token.
+ *
+ * @example
+ * catch (e) { if (e instanceof ResponseValidationError) log.error(`unexpected answer to ${e.path}`, e.issues); }
  */
 export class ResponseValidationError extends PartnerError {
   override name = 'ResponseValidationError' as const;

@@ -3,6 +3,9 @@ import { PartnerError } from './base.js';
 /**
  * The token endpoint refused to issue a token (`{error, error_description}`, RFC 6749 5.2).
  * `error` is the OAuth code; unknown codes keep their string.
+ *
+ * @example
+ * catch (e) { if (e instanceof OAuthError) log.error(`token refused: ${e.error}`, e.errorDescription); }
  */
 export class OAuthError extends PartnerError {
   override name: string = 'OAuthError';
@@ -31,22 +34,42 @@ export class OAuthError extends PartnerError {
   }
 }
 
-/** 401 `invalid_client`: unknown client id, wrong secret, or the credential or organisation is not active. */
+/**
+ * 401 `invalid_client`: unknown client id, wrong secret, or the credential or organisation is not active.
+ *
+ * @example
+ * catch (e) { if (e instanceof InvalidClientError) alerts.page(`check the credential; next try in ${e.retryAfterMs} ms`); }
+ */
 export class InvalidClientError extends OAuthError {
   override name = 'InvalidClientError';
 }
 
-/** 400 `invalid_scope`: a requested scope (or wildcard) is not fully held by the credential. */
+/**
+ * 400 `invalid_scope`: a requested scope (or wildcard) is not fully held by the credential.
+ *
+ * @example
+ * catch (e) { if (e instanceof InvalidScopeError) log.error('the credential lacks a scope of `scope`', e.errorDescription); }
+ */
 export class InvalidScopeError extends OAuthError {
   override name = 'InvalidScopeError';
 }
 
-/** 400 `unsupported_grant_type`. */
+/**
+ * 400 `unsupported_grant_type`: the token endpoint does not take client credentials.
+ *
+ * @example
+ * catch (e) { if (e instanceof UnsupportedGrantTypeError) log.error('baseUrl is not a Partner Service Interface'); }
+ */
 export class UnsupportedGrantTypeError extends OAuthError {
   override name = 'UnsupportedGrantTypeError';
 }
 
-/** 400 `invalid_request`: missing or malformed parameters. */
+/**
+ * 400 `invalid_request`: missing or malformed parameters.
+ *
+ * @example
+ * catch (e) { if (e instanceof InvalidRequestError) log.error('token request refused', e.errorDescription); }
+ */
 export class InvalidRequestError extends OAuthError {
   override name = 'InvalidRequestError';
 }

@@ -1,9 +1,11 @@
 import { type ApiPromise, type ResponseSink, sinkOf, withSink } from '../core/api-promise.js';
 import { apiCall, parseArgs } from '../core/args.js';
 import { stringifyBody } from '../core/json.js';
+import { PREFIX } from '../core/logger.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { IntentNotFoundError } from '../errors/api-error.js';
 import { untraced } from '../http/tracing.js';
+import { refuseNonCanonical } from '../onchain/canonical.js';
 import { BridgeResource } from '../resources/bridge.js';
 import { type Api, callEndpoint, ENDPOINTS } from '../resources/endpoints.js';
 import {
@@ -16,7 +18,7 @@ import {
 import { TransfersResource } from '../resources/transfers.js';
 import type { BridgeRoute, BridgeSendResult, BridgeTransfer } from '../schemas/bridge.js';
 import { type BridgeExecuteParams, type BridgeExecuteResult, executeBridge } from './execute.js';
-import { IntentMemory, outcomeUnknown, resolveSubmitOutcome } from './submit.js';
+import { type IntentMemory, outcomeUnknown, resolveSubmitOutcome, type TakenSubmit } from './submit.js';
 import { pollTransfer, type WaitOptions, type WaitParams } from './wait.js';
 
 /** Routes carry live limits cached by the service up to a minute; the SDK keeps them no longer. */
@@ -29,6 +31,15 @@ const ROUTES_TTL_MS = 60_000;
  * const transfer = await client.bridge.transfers.get({ userId, transferId });
  */
 export class Transfers extends TransfersResource {
+  readonly #warn: ((line: string) => void) | undefined;
+  /** Set once this client said that `timeoutMs` of `wait` is deprecated: once is enough. */
+  #warnedTimeoutMs = false;
+
+  constructor(api: Api) {
+    super(api);
+    this.#warn = api.warn;
+  }
+
   /**
    * Waits until a transfer reaches a final state (`delivered`, `refunded`, `failed`, `expired`), or
    * the state named by `until` (or one after it), reading it with growing intervals. Its deadline
@@ -47,6 +58,12 @@ export class Transfers extends TransfersResource {
       'bridge.transfers.wait',
       (checked) => {
         const args = parseArgs(waitArgs, params, 'bridge.transfers.wait');
+        if (checked.timeoutMs !== undefined && !this.#warnedTimeoutMs && this.#warn) {
+          this.#warnedTimeoutMs = true;
+          this.#warn(
+            `${PREFIX} bridge.transfers.wait: timeoutMs is deprecated, give totalTimeoutMs instead (in the next release timeoutMs will bound each read, not the whole wait)`,
+          );
+        }
         // Each read carries the wait's headers and fetch options, and reports its answer to the wait.
         const { headers, fetchOptions } = checked;
         // `apiCall` gave `checked` the wait's sink.
@@ -80,8 +97,8 @@ export class Bridge extends BridgeResource<Transfers> {
   readonly #intents: IntentMemory;
   #routes: { at: number; routes: Promise<BridgeRoute[]> } | undefined;
 
-  constructor(api: Api) {
-    const intents = new IntentMemory();
+  /** `intents` is shared with every client derived from this one (`withOptions`). */
+  constructor(api: Api, intents: IntentMemory) {
     super(api, new Transfers(api), (userId, built) =>
       intents.remember(built.intentId, {
         userId,
@@ -100,7 +117,9 @@ export class Bridge extends BridgeResource<Transfers> {
    * `signal` firing after the submit went out) or the intent is answered as spent, it reads the
    * transfer of an intent this client built: it returns the transfer once that has left `pending`,
    * and otherwise throws `SubmitOutcomeUnknownError` with `intentId`, `transferId` and `userOpHash`.
-   * After an abort that is one read of at most 2 s.
+   * After an abort that is one read of at most 2 s. A signature the chain would refuse (s above
+   * n/2, v other than 27 or 28, in the user operation or the authorization) is a `SigningError`
+   * before anything is sent: `signBridgeBatch` returns them in the form the chain takes.
    *
    * @example
    * const signed = await signBridgeBatch({ verified: verifyBridgeBatch({ route, construct: built, wallet }), signer });
@@ -110,34 +129,57 @@ export class Bridge extends BridgeResource<Transfers> {
     return apiCall(options, 'bridge.send', (checked) => this.#send(params, checked));
   }
 
-  async #send(params: BridgeSendParams, options: RequestOptions): Promise<BridgeSendResult> {
+  async #send(params: BridgeSendParams, given: RequestOptions): Promise<BridgeSendResult> {
     const args = parseArgs(sendArgs, params, 'bridge.send');
+    refuseNonCanonical(args);
+    const mine = () => {
+      const known = this.#intents.get(args.intentId);
+      return known?.userId === args.userId ? known : undefined;
+    };
+    const parent = sinkOf(given);
+    const taken = mine()?.taken;
+    if (taken) {
+      // Taken already, through this client or one sharing its memory: a second submit could only
+      // be refused as spent, and the first one's result is the answer.
+      if (taken.response) parent?.(taken.response, taken.requestId);
+      return { ...taken.result };
+    }
+    let answer: Pick<TakenSubmit, 'response' | 'requestId'> = { response: undefined, requestId: undefined };
+    const options = withSink(given, (response, requestId) => {
+      answer = { response, requestId };
+      parent?.(response, requestId);
+    });
     let sent = false;
+    let result: BridgeSendResult;
     try {
       const onSent = () => {
         sent = true;
       };
       const body = stringifyBody(args);
       const ids = { userId: args.userId, intentId: args.intentId };
-      return (await callEndpoint(this.#api, ENDPOINTS.send, { body, onSent, ids }, options)).data;
+      result = (await callEndpoint(this.#api, ENDPOINTS.send, { body, onSent, ids }, options)).data;
     } catch (error) {
       // Until the submit went out nothing can have happened (a token failure, an early abort).
       if (!sent || (!outcomeUnknown(error) && !(error instanceof IntentNotFoundError))) throw error;
-      const known = this.#intents.get(args.intentId);
-      return resolveSubmitOutcome(
+      result = await resolveSubmitOutcome(
         args.intentId,
-        known?.userId === args.userId ? known : undefined,
+        mine(),
         error,
         (userId, transferId, readOptions) => this.transfers.get({ userId, transferId }, readOptions),
         options,
       );
     }
+    this.#intents.taken(args.intentId, args.userId, { result, ...answer });
+    return result;
   }
 
   /**
    * The whole flow in one call, verified before signing: reads the route (cached up to a minute),
    * constructs, verifies the batch against that route and the signer's wallet, signs, and submits.
-   * Nothing is signed when a check fails. The submit behaves as in `send`, and every error thrown
+   * Nothing is signed when a check fails. The signer runs within the call's `signal` and its
+   * `timeoutMs` (when the call gives one): a signer that does not answer in time ends the call with
+   * `AbortError` or `TimeoutError`, nothing is submitted, and what it answers later is dropped.
+   * The submit behaves as in `send`, and every error thrown
    * from the submit on carries `intentId`, `transferId` and `userOpHash`, so that the transfer can
    * be looked up before anything is built again.
    *
@@ -160,6 +202,7 @@ export class Bridge extends BridgeResource<Transfers> {
               this.construct(construct as BridgeConstructParams, constructOptions),
             send: (send, sendOptions) => this.send(send, sendOptions),
             span,
+            ...(this.#api.report ? { report: this.#api.report } : {}),
           },
           params,
           checked,

@@ -1,9 +1,11 @@
 import { parseArgs, parseOptions, readArgs, requestOptionsSchema } from '../core/args.js';
+import { ignoreReport, isolate, type Report } from '../core/isolate.js';
 import type { RequestOptions } from '../core/request-options.js';
-import { ArgumentError } from '../errors/client-errors.js';
+import { AbortError, ArgumentError, TimeoutError } from '../errors/client-errors.js';
+import { raceSignal, within } from '../http/abort.js';
 import { type SpanRunner, untraced } from '../http/tracing.js';
 import type { BridgeSigner, SignedBridgeBatch } from '../onchain/sign.js';
-import type { BridgeBatchSummary, VerifyBridgeBatchOptions } from '../onchain/verify.js';
+import type { BridgeBatchSummary, VerifiedBridgeBatch, VerifyBridgeBatchOptions } from '../onchain/verify.js';
 import { type BridgeConstructParams, constructArgs } from '../resources/params.js';
 import type { BridgeConstructResult, BridgeQuote, BridgeRoute } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
@@ -23,7 +25,11 @@ export type BridgeExecuteParams = BridgeConstructParams & {
   signer: BridgeSigner;
   /** Allow-lists and margins of the verification. */
   verify?: VerifyBridgeBatchOptions;
-  /** Called after each step. What it throws is ignored: it never changes the outcome. */
+  /**
+   * Called after each step, and not awaited (an async function is fine). What it throws, or a
+   * promise it returns that rejects, is logged at `warn` through the client's `logger` and never
+   * changes the outcome.
+   */
   onProgress?: (progress: ExecuteProgress) => void;
 };
 
@@ -50,6 +56,34 @@ export interface ExecuteSteps {
   ): Promise<{ transferId: string; userOpHash: Hex }>;
   /** The client's spans: `partner.verify` and `partner.sign`, the steps that make no request. */
   span?: SpanRunner;
+  /** Told what `onProgress` threw or rejected with. */
+  report?: Report;
+}
+
+/**
+ * Signs within the call's `signal` and its own `timeoutMs` (when it gives one): a signer that never
+ * answers (a KMS that hangs) cannot hold the call, and what it answers later reaches nothing.
+ */
+async function signWithin(
+  verified: VerifiedBridgeBatch,
+  signer: BridgeSigner,
+  options: RequestOptions | undefined,
+): Promise<SignedBridgeBatch> {
+  const signal = options?.signal;
+  const aborted = () => new AbortError({ cause: signal?.reason });
+  if (signal?.aborted) throw aborted();
+  const { signBridgeBatch } = await import('../onchain/sign.js');
+  if (signal?.aborted) throw aborted();
+  const signing = signBridgeBatch({ verified, signer });
+  const timeoutMs = options?.timeoutMs;
+  if (timeoutMs === undefined) return raceSignal(signing, signal, aborted);
+  return within(
+    signing,
+    timeoutMs,
+    signal,
+    () => new TimeoutError({ method: 'bridge.execute', path: 'sign', timeoutMs }),
+    aborted,
+  );
 }
 
 /** The whole bridge flow, verified before signing: route → construct → verify → sign → send. */
@@ -92,11 +126,9 @@ export async function executeBridge(
     });
   }
   // An observer cannot change the outcome: a throw after the submit would lose the transfer id.
-  const report = (progress: ExecuteProgress) => {
-    try {
-      onProgress?.(progress);
-    } catch {}
-  };
+  const report = onProgress
+    ? isolate('onProgress of bridge.execute', onProgress, steps.report ?? ignoreReport)
+    : () => {};
 
   const route = await steps.route(args.routeId, options);
   if (!route) {
@@ -122,10 +154,7 @@ export async function executeBridge(
     );
   });
   report({ step: 'verified', summary });
-  const signed = await span('partner.sign', async () => {
-    const { signBridgeBatch } = await import('../onchain/sign.js');
-    return signBridgeBatch({ verified: summary, signer: signer! });
-  });
+  const signed = await span('partner.sign', () => signWithin(summary, signer!, options));
   report({ step: 'signed', signed });
   const ids = {
     intentId: construct.intentId,

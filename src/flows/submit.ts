@@ -1,3 +1,4 @@
+import { sinkOf, withSink } from '../core/api-promise.js';
 import type { RequestOptions } from '../core/request-options.js';
 import {
   ApiError,
@@ -18,17 +19,30 @@ import { isRetryable } from '../http/retry.js';
 import type { BridgeSendResult, BridgeTransfer } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
 
+/** A submit the service took: its result, and the answer that result came from. */
+export interface TakenSubmit {
+  result: BridgeSendResult;
+  response: Response | undefined;
+  requestId: string | undefined;
+}
+
 /** What the client remembers of an intent it constructed, to find out what became of a submit. */
 export interface KnownIntent {
   userId: string;
   transferId: string;
   userOpHash: Hex;
+  /** Set once a submit of the intent is known to be taken: a re-send returns it, sending nothing. */
+  taken?: TakenSubmit;
 }
 
 /** Intents live minutes at most; this bounds memory for a long-running process. */
 const MAX_INTENTS = 1_000;
 
-/** The intents this client built lately, by intent id, oldest dropped first. */
+/**
+ * The intents a client and every client derived from it built or submitted lately, by intent id,
+ * oldest dropped first. Shared like the token cache: whichever of them submits, any of them can
+ * find out what became of the submit, and none of them submits a taken intent again.
+ */
 export class IntentMemory {
   readonly #intents = new Map<string, KnownIntent>();
 
@@ -36,6 +50,12 @@ export class IntentMemory {
     this.#intents.delete(intentId);
     this.#intents.set(intentId, intent);
     if (this.#intents.size > MAX_INTENTS) this.#intents.delete(this.#intents.keys().next().value as string);
+  }
+
+  /** Records that the service took a submit of `intentId` for `userId`. */
+  taken(intentId: string, userId: string, taken: TakenSubmit): void {
+    const { transferId, userOpHash } = taken.result;
+    this.remember(intentId, { userId, transferId, userOpHash, taken });
   }
 
   get(intentId: string): KnownIntent | undefined {
@@ -111,16 +131,20 @@ export async function resolveSubmitOutcome(
   if (!known) throw cause instanceof IntentNotFoundError ? cause : unknown();
   const aborted = options?.signal?.aborted === true;
   const checkMs = Math.min(options?.timeoutMs ?? OUTCOME_CHECK_AFTER_ABORT_MS, OUTCOME_CHECK_AFTER_ABORT_MS);
+  // The read the result comes from is the answer `.withResponse()` shows.
+  const sink = sinkOf(options);
   // The schedule is the retry: each read is one attempt, so that four reads stay four and the
   // whole resolution stays within the waits plus four times the call's attempt time.
-  const readOptions = (): RequestOptions =>
-    aborted
+  const readOptions = (): RequestOptions => {
+    const bounds: RequestOptions = aborted
       ? { signal: AbortSignal.timeout(checkMs), timeoutMs: checkMs, maxRetries: 0 }
       : {
           ...(options?.signal ? { signal: options.signal } : {}),
           ...(options?.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
           maxRetries: 0,
         };
+    return sink ? withSink(bounds, sink) : bounds;
+  };
   for (const delay of aborted ? [0] : OUTCOME_READ_DELAYS_MS) {
     if (delay > 0) {
       try {

@@ -90,14 +90,26 @@ export interface WaitPhaseTimeouts {
   refund?: number;
 }
 
-/** Options of `bridge.transfers.wait`: a deadline per phase, `totalTimeoutMs` over the whole wait. */
+/**
+ * Options of `bridge.transfers.wait`: a deadline per phase, `totalTimeoutMs` over the whole wait.
+ *
+ * @example
+ * const final = await client.bridge.transfers.wait({ userId, transferId }, {
+ *   router, // wake up on callbacks; reads go on as the fallback
+ *   phaseTimeoutsMs: { ...DEFAULTS.wait.phaseTimeoutsMs, refund: 24 * 3_600_000 },
+ *   signal: AbortSignal.timeout(30 * 60_000),
+ * });
+ */
 export interface WaitOptions extends Omit<RequestOptions, 'timeoutMs'> {
   /**
    * Wake up on callbacks as they arrive through this router; reads continue as a fallback, at
-   * `pollIntervalMs` (then 15 s by default, growing to a minute). A callback is never taken on its
-   * word: it triggers one read of the transfer, and the wait resolves with what that read says. A
-   * forged or stale callback therefore costs one read and the wait goes on. The deadlines are the
-   * same as without a router.
+   * `pollIntervalMs` (then 15 s by default, growing to a minute) once the router took a delivery
+   * during the wait. Until then, and from a delivery its `authenticate` refused to the next one it
+   * takes, reads go on as without a router (2 s, growing to 15 s), and a `TimeoutError` names how
+   * many deliveries were refused (`refusedDeliveries`). A callback is never taken on its word: it
+   * triggers one read of the transfer, and the wait resolves with what that read says. A forged or
+   * stale callback therefore costs one read and the wait goes on. The deadlines are the same as
+   * without a router.
    *
    * @example
    * const final = await client.bridge.transfers.wait({ userId, transferId }, { router });
@@ -124,15 +136,15 @@ export interface WaitOptions extends Omit<RequestOptions, 'timeoutMs'> {
   /**
    * @deprecated Use `totalTimeoutMs`. In this release `timeoutMs` still bounds the whole wait, as it
    * did; in the next one it will mean what it means for every other method, the time of one read.
-   * Giving both is an `ArgumentError`.
+   * Giving both is an `ArgumentError`. The client says so once, through `logger.warn`.
    */
   timeoutMs?: number;
   /**
    * First delay between reads; it grows by half each time up to `maxPollIntervalMs`.
-   * @default 2000 (15000 with a `router`: callbacks wake the wait, reads are the fallback)
+   * @default 2000 (15000 with a `router` that takes deliveries: callbacks wake the wait, reads are the fallback)
    */
   pollIntervalMs?: number;
-  /** Longest delay between reads. @default 15000 (60000 with a `router`) */
+  /** Longest delay between reads. @default 15000 (60000 with a `router` that takes deliveries) */
   maxPollIntervalMs?: number;
 }
 
@@ -156,6 +168,92 @@ function phaseDeadlines(
     delivery: given.delivery ?? DEFAULTS.wait.phaseTimeoutsMs.delivery,
     refund: given.refund ?? DEFAULTS.wait.phaseTimeoutsMs.refund,
   };
+}
+
+/** How often a wait reads: a first delay between reads, growing by half each time up to `max`. */
+interface Cadence {
+  delay: number;
+  max: number;
+}
+
+/**
+ * What a wait hears from its router: a callback claiming the awaited state, whether the router is
+ * taking deliveries, and how many it refused. Deliveries refused by `authenticate` never reach a
+ * `transfer` listener, so a router that refuses them is as good as none: until it took one during
+ * the wait, and again from a refusal to the next one it takes, the wait reads at the cadence it
+ * has without a router.
+ */
+class RouterWatch {
+  /** Set by a callback claiming the awaited state; cleared by the read that confirms or refutes it. */
+  claimed = false;
+  /** A delivery was taken during the wait and none refused since. */
+  trusted = false;
+  refused = 0;
+  /** Ends the nap under way, if any. */
+  wake: (() => void) | undefined;
+  readonly #stop: () => void;
+
+  constructor(router: TransferSource | undefined, params: WaitParams) {
+    if (!router) {
+      this.#stop = () => {};
+      return;
+    }
+    const onTransfer = (transfer: BridgeTransfer) => {
+      this.trusted = true;
+      if (transfer.transferId !== params.transferId || !hasReached(transfer.status, params.until)) return;
+      this.claimed = true;
+      this.wake?.();
+    };
+    const onRejected = () => {
+      this.refused++;
+      if (!this.trusted) return;
+      this.trusted = false;
+      // The nap under way was timed for a router that works: time it again without one.
+      this.wake?.();
+    };
+    // A callback router also reports refused deliveries; a source that emits transfers only may
+    // refuse to take the name.
+    const source = router as unknown as {
+      on(event: 'rejected', listener: () => void): unknown;
+      off(event: 'rejected', listener: () => void): unknown;
+    };
+    let hearsRefusals = true;
+    try {
+      source.on('rejected', onRejected);
+    } catch {
+      hearsRefusals = false;
+    }
+    router.on('transfer', onTransfer);
+    this.#stop = () => {
+      router.off('transfer', onTransfer);
+      if (hearsRefusals) source.off('rejected', onRejected);
+    };
+  }
+
+  stop(): void {
+    this.#stop();
+  }
+
+  /**
+   * Sleeps between two reads: until the cadence of the moment says, `until` at the latest, cut
+   * short by a claiming callback or `signal`. No timer outlives it.
+   */
+  async nap(cadence: () => Cadence, until: number, signal: AbortSignal): Promise<void> {
+    const started = Date.now();
+    for (;;) {
+      const ms = Math.min(started + cadence().delay, until) - Date.now();
+      if (ms <= 0 || this.claimed || signal.aborted) return;
+      const nap = new AbortController();
+      const end = () => nap.abort();
+      signal.addEventListener('abort', end, { once: true });
+      this.wake = end;
+      await sleep(ms, nap.signal, () => undefined).catch(() => undefined);
+      signal.removeEventListener('abort', end);
+      this.wake = undefined;
+      // Slept its time (by the timer, not the clock, which a test may hold still): done.
+      if (!nap.signal.aborted) return;
+    }
+  }
 }
 
 /** Polls `read` with backoff until the transfer reaches what is waited for, or a deadline. */
@@ -193,33 +291,33 @@ export async function pollTransfer(
   const onAbort = () => controller.abort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
   const halted = () => controller.signal.aborted || options.signal?.aborted === true;
-  const path = '/bridge/transfers/{transferId}';
+  const router = options.router;
+  const watch = new RouterWatch(router, params);
   const stopped = () =>
     options.signal?.aborted
       ? new AbortError({ cause: options.signal.reason })
       : new TimeoutError({
           method: 'GET',
-          path,
+          path: '/bridge/transfers/{transferId}',
           timeoutMs: deadline().ms,
           transferId: params.transferId,
           lastStatus,
           phase,
+          refusedDeliveries: router ? watch.refused : undefined,
         });
-  const router = options.router;
-  let delay = options.pollIntervalMs ?? (router ? 15_000 : 2_000);
-  const maxDelay = options.maxPollIntervalMs ?? (router ? 60_000 : 15_000);
-  // Set by a callback claiming the awaited state; cleared by the read that confirms or refutes it.
-  let claimed = false;
-  let wake: (() => void) | undefined;
-  const onTransfer = (transfer: BridgeTransfer) => {
-    if (transfer.transferId !== params.transferId || !hasReached(transfer.status, params.until)) return;
-    claimed = true;
-    wake?.();
+  const direct: Cadence = {
+    delay: options.pollIntervalMs ?? 2_000,
+    max: options.maxPollIntervalMs ?? 15_000,
   };
-  router?.on('transfer', onTransfer);
+  // With a router taking deliveries, callbacks wake the wait and reads are the fallback.
+  const routed: Cadence = {
+    delay: options.pollIntervalMs ?? 15_000,
+    max: options.maxPollIntervalMs ?? 60_000,
+  };
+  const cadence = () => (watch.trusted ? routed : direct);
   try {
     for (;;) {
-      claimed = false;
+      watch.claimed = false;
       let transfer: BridgeTransfer;
       try {
         transfer = await read({
@@ -242,25 +340,19 @@ export async function pollTransfer(
         phase = next;
       }
       // Checked here, not only by the timer: reads that settle without I/O would never let it fire.
-      const left = deadline().at - Date.now();
-      if (left <= 0 || halted()) throw stopped();
+      if (deadline().at - Date.now() <= 0 || halted()) throw stopped();
       // A callback that came during the read is confirmed by the next read, without a nap.
-      if (claimed) continue;
-      // One nap per round, cut short by a callback or the caller, so that no timer outlives the wait.
-      const nap = new AbortController();
-      const endNap = () => nap.abort();
-      const napping = controller.signal;
-      napping.addEventListener('abort', endNap, { once: true });
-      wake = endNap;
-      await sleep(Math.min(delay, left), nap.signal, () => undefined).catch(() => undefined);
-      napping.removeEventListener('abort', endNap);
-      wake = undefined;
+      if (watch.claimed) continue;
+      await watch.nap(cadence, deadline().at, controller.signal);
       if (halted()) throw stopped();
-      if (!claimed) delay = Math.min(maxDelay, Math.round(delay * 1.5));
+      if (!watch.claimed) {
+        const used = cadence();
+        used.delay = Math.min(used.max, Math.round(used.delay * 1.5));
+      }
     }
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
-    router?.off('transfer', onTransfer);
+    watch.stop();
   }
 }

@@ -1,17 +1,31 @@
-import type { Signature } from 'viem';
 import { readArgs } from '../core/args.js';
 import { BatchVerificationError, SigningError } from '../errors/bridge-errors.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import type { AuthorizationSignature, BridgeBundle } from '../schemas/bridge.js';
 import { ADDRESS_PATTERN, type Address, HASH32_PATTERN, type Hex } from '../schemas/common.js';
+import { canonicalAuthorization, canonicalUserOpSignature } from './canonical.js';
 import { sameAddress } from './hex.js';
 import { bundleText, sameBundle, textDigest, verifiedRecord } from './verified.js';
 import type { VerifiedBridgeBatch } from './verify.js';
 import { loadViem, loadViemUtils } from './viem.js';
 
 /**
- * What signs a bridge batch: a viem `LocalAccount` fits as it is, and so does any adapter (KMS,
- * HSM, MPC) with the same two methods.
+ * An ECDSA signature as a signer hands it back, in viem's shape: `r` and `s` as hex, and the
+ * parity as `yParity` (0 or 1) or as `v` (27 or 28). Written out here rather than taken from viem,
+ * so that the SDK's declarations compile without viem's (which need the DOM lib).
+ */
+interface SignatureParts {
+  r: Hex | string;
+  s: Hex | string;
+  yParity?: number | undefined;
+  v?: bigint | number | undefined;
+}
+
+/**
+ * What signs a bridge batch: a viem `LocalAccount` fits as it is (one from `privateKeyToAccount`,
+ * or from `toAccount` around a KMS), and so does any adapter (KMS, HSM, MPC) with the same two
+ * methods. The types are the SDK's own, so a project that never imports viem needs none of its
+ * declarations.
  *
  * @example
  * import { privateKeyToAccount } from 'viem/accounts';
@@ -20,14 +34,18 @@ import { loadViem, loadViemUtils } from './viem.js';
 export interface BridgeSigner {
   /** The wallet address: the batch's sender, depositor and recipient. */
   address: Address | string;
-  /** EIP-191 personal signature; called with `{ message: { raw: userOpHash } }`. Returns 65 bytes `r ‖ s ‖ v`. */
+  /**
+   * EIP-191 personal signature; called with `{ message: { raw: userOpHash } }`. Returns 65 bytes
+   * `r ‖ s ‖ v`; a high s or a `v` of 0/1 (as a KMS may return) is put in the form the chain takes.
+   */
   signMessage(args: { message: { raw: Hex } }): Promise<Hex | string>;
-  /** Signs an EIP-7702 authorization; needed only when the wallet is not yet delegated on the source chain. */
-  signAuthorization?(args: {
-    address: Address;
-    chainId: number;
-    nonce: number;
-  }): Promise<Partial<Signature> & { r: Hex | string; s: Hex | string }>;
+  /**
+   * Signs an EIP-7702 authorization; needed only when the wallet is not yet delegated on the source
+   * chain. May be left out or `undefined`, as on a viem `LocalAccount` made by `toAccount`.
+   */
+  signAuthorization?:
+    | ((args: { address: Address; chainId: number; nonce: number }) => Promise<SignatureParts>)
+    | undefined;
 }
 
 /**
@@ -65,30 +83,12 @@ export interface SignedBridgeBatch {
   authorization?: AuthorizationSignature;
 }
 
-const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
-const WORD = /^0x[0-9a-fA-F]{1,64}$/;
-
-/** The signer's answer as the service takes it, or undefined when it is not a signature. */
-function readAuthorizationSignature(signed: unknown): AuthorizationSignature | undefined {
-  try {
-    const { r, s, v, yParity: parity } = (signed ?? {}) as Partial<Signature>;
-    const yParity = parity ?? (typeof v === 'bigint' || typeof v === 'number' ? Number(v) - 27 : undefined);
-    if (typeof r !== 'string' || typeof s !== 'string' || !WORD.test(r) || !WORD.test(s)) return undefined;
-    if (yParity !== 0 && yParity !== 1) return undefined;
-    return { r: pad32(r), s: pad32(s), yParity };
-  } catch {
-    return undefined;
-  }
-}
-
-function pad32(value: string): Hex {
-  return `0x${value.slice(2).toLowerCase().padStart(64, '0')}`;
-}
-
 /**
  * Signs a verified bridge batch: the user operation (MAv2 `0xff00` ‖ EIP-191 signature over the
  * raw 32-byte hash) and, when the wallet is not yet delegated, the EIP-7702 authorization. Both
- * signatures are recovered and checked against `signer.address` before they are returned.
+ * are returned in the one form the chain accepts (s ≤ n/2, the user operation's v 27 or 28: a
+ * high-s or v = 0/1 answer of a KMS is rewritten to it, anything else is a `SigningError`), and
+ * recovered and checked against `signer.address` in that form before they are returned.
  *
  * It signs what `verifyBridgeBatch` returned, and refuses it when the bundle verified has changed
  * since (a `BatchVerificationError` with check `bundle.changed`). A bundle nobody verified is
@@ -211,17 +211,17 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
   } catch (error) {
     throw new SigningError({ message: 'The signer failed to sign the user operation', cause: error });
   }
-  if (typeof raw !== 'string' || !SIGNATURE.test(raw))
-    throw new SigningError({ message: 'The signer returned a signature that is not 65 bytes' });
+  // What is checked and returned is the signature in the form the chain takes, never the raw answer.
+  const userOpSignature = canonicalUserOpSignature(raw);
   const recovered = await viem
-    .recoverMessageAddress({ message: { raw: hash }, signature: raw as Hex })
+    .recoverMessageAddress({ message: { raw: hash }, signature: userOpSignature })
     .catch(() => undefined);
   if (!sameAddress(recovered, signerAddress)) {
     throw new SigningError({
       message: 'The user-operation signature does not recover to the signer address',
     });
   }
-  const result: SignedBridgeBatch = { signature: `0xff00${raw.slice(2).toLowerCase()}` };
+  const result: SignedBridgeBatch = { signature: `0xff00${userOpSignature.slice(2)}` };
 
   if (authorization) {
     let signed: Awaited<ReturnType<NonNullable<BridgeSigner['signAuthorization']>>>;
@@ -240,12 +240,7 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
         cause: error,
       });
     }
-    const signature = readAuthorizationSignature(signed);
-    if (!signature) {
-      throw new SigningError({
-        message: 'The signer returned an authorization signature without r, s and yParity',
-      });
-    }
+    const signature = canonicalAuthorization(signed);
     const utils = await loadViemUtils();
     const signedBy = await utils
       .recoverAuthorizationAddress({

@@ -3,21 +3,42 @@ import { PartnerError } from '../errors/base.js';
 
 /**
  * What the adapters use of a node-redis 5 client (`createClient().connect()`): `sendCommand(args)`.
- * The two Redis clients the adapters take, as far as they use them: one raw command each. Only
- * these shapes are relied on, so neither package is imported (both stay optional peers).
+ * The Redis clients the adapters take, as far as they use them: one raw command each. Only these
+ * shapes are relied on, so neither package is imported (both stay optional peers).
  */
 export interface NodeRedisLike {
   sendCommand(args: string[]): Promise<unknown>;
 }
-/** What the adapters use of an `ioredis` 5 client: `call(name, ...args)`. */
+/**
+ * What the adapters use of a node-redis 5 cluster client (`createCluster().connect()`): its
+ * `sendCommand(firstKey, isReadonly, args)`, which routes the command to the node holding the key.
+ *
+ * @example
+ * import { createCluster } from 'redis';
+ * const redis = await createCluster({ rootNodes: [{ url: process.env.REDIS_URL }] }).connect();
+ * const store = createRedisCallbackStore({ client: redis });
+ */
+export interface NodeRedisClusterLike {
+  sendCommand(
+    firstKey: string | undefined,
+    isReadonly: boolean | undefined,
+    args: string[],
+  ): Promise<unknown>;
+  /** Only a cluster client has it: what tells it from a node-redis client. */
+  readonly masters: unknown;
+}
+/** What the adapters use of an `ioredis` 5 client or `Cluster`: `call(name, ...args)`. */
 export interface IoRedisLike {
   call(command: string, ...args: string[]): Promise<unknown>;
 }
-/** A connected client of `redis` (node-redis 5) or of `ioredis` 5. */
-export type RedisClientLike = NodeRedisLike | IoRedisLike;
+/** A connected client of `redis` (node-redis 5) or of `ioredis` 5, on one server or a Redis Cluster. */
+export type RedisClientLike = NodeRedisLike | NodeRedisClusterLike | IoRedisLike;
 
-/** Sends one command and answers Redis's reply. */
-export type RedisCommand = (args: string[]) => Promise<unknown>;
+/**
+ * Sends one command and answers Redis's reply. `key` is the command's first key: a cluster client
+ * sends the command to the node that holds its slot (every key of one command shares that slot).
+ */
+export type RedisCommand = (args: string[], key: string) => Promise<unknown>;
 
 /**
  * A Redis command failed (connection lost, server stopped, a script error). Only the operation and
@@ -39,14 +60,20 @@ export class RedisStoreError extends PartnerError {
 }
 
 /**
- * Tells the two clients apart by what they have: ioredis has `call(name, ...args)`, node-redis 5
- * has `sendCommand(args)` (ioredis has a `sendCommand` too, taking a Command object, so `call` is
- * checked first).
+ * Tells the clients apart by what they have: ioredis (client or `Cluster`) has `call(name, ...args)`
+ * and finds the keys itself; node-redis 5 has `sendCommand(args)`, and its cluster client
+ * `sendCommand(firstKey, isReadonly, args)` beside `masters` (ioredis has a `sendCommand` too,
+ * taking a Command object, so `call` is checked first).
  */
 export function redisCommand(client: RedisClientLike): RedisCommand {
   if ('call' in client && typeof client.call === 'function') {
     const call = client.call.bind(client);
     return ([command, ...args]) => call(command as string, ...args);
+  }
+  if ('masters' in client) {
+    const send = client.sendCommand.bind(client);
+    // Not read-only, even for a GET: a replica may not have a token or a state just written yet.
+    return (args, key) => send(key, false, args);
   }
   const send = (client as NodeRedisLike).sendCommand.bind(client);
   return (args) => send(args);
@@ -60,7 +87,7 @@ export const redisClientSchema = z.lazy(() =>
       value !== null &&
       (typeof (value as IoRedisLike).call === 'function' ||
         typeof (value as NodeRedisLike).sendCommand === 'function'),
-    'must be a connected node-redis 5 (`redis`) or ioredis 5 client',
+    'must be a connected node-redis 5 (`redis`) or ioredis 5 client or cluster client',
   ),
 );
 
@@ -69,10 +96,15 @@ export const prefixSchema = z.lazy(() =>
   z.string({ error: 'must be a string' }).max(200, 'must be at most 200 characters'),
 );
 
-/** Runs one command, turning whatever the client throws into a RedisStoreError. */
-export async function run(command: RedisCommand, operation: string, args: string[]): Promise<unknown> {
+/** Runs one command on `key` (its first key), turning whatever the client throws into a RedisStoreError. */
+export async function run(
+  command: RedisCommand,
+  operation: string,
+  key: string,
+  args: string[],
+): Promise<unknown> {
   try {
-    return await command(args);
+    return await command(args, key);
   } catch (error) {
     const reason = error instanceof Error ? firstLine(error.message) : 'unknown error';
     throw new RedisStoreError({ operation, reason });

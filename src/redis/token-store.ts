@@ -26,7 +26,9 @@ const optionsSchema = z.lazy(() =>
 /**
  * A token store on Redis, shared by every process of a fleet: tokens expire with their `expiresAt`
  * (SET PXAT), and its `lock` (SET NX PX, released by a compare-and-delete script) makes a cold
- * fleet fetch one token. Keys are the client's hashed store keys: no secret goes into one.
+ * fleet fetch one token. Keys are the client's hashed store keys: no secret goes into one. Every
+ * command touches one key, so a Redis Cluster takes it as it is (a token and its lock may sit on
+ * different slots: nothing reads both at once).
  *
  * @throws ArgumentError when `client` is not a node-redis or ioredis client.
  * @example
@@ -41,7 +43,7 @@ export function createRedisTokenStore(options: RedisTokenStoreOptions): TokenSto
   const prefix = checked.prefix ?? 'partner-s2s:token:';
   return {
     async get(key) {
-      const value = await run(command, 'token.get', ['GET', prefix + key]);
+      const value = await run(command, 'token.get', prefix + key, ['GET', prefix + key]);
       if (typeof value !== 'string') return undefined;
       try {
         // The provider checks the shape: something else in the key counts as no token.
@@ -54,7 +56,7 @@ export function createRedisTokenStore(options: RedisTokenStoreOptions): TokenSto
       const expiresAt = Math.floor(token.expiresAt);
       // A token already expired is not worth storing (and PXAT in the past would be an error).
       if (!(expiresAt > Date.now())) return;
-      await run(command, 'token.set', [
+      await run(command, 'token.set', prefix + key, [
         'SET',
         prefix + key,
         JSON.stringify(token),
@@ -63,17 +65,17 @@ export function createRedisTokenStore(options: RedisTokenStoreOptions): TokenSto
       ]);
     },
     async delete(key) {
-      await run(command, 'token.delete', ['DEL', prefix + key]);
+      await run(command, 'token.delete', prefix + key, ['DEL', prefix + key]);
     },
     async lock(key, ttlMs): Promise<TokenLock> {
       const lockKey = `${prefix}${key}:lock`;
       const owner = randomUUID();
       const set = ['SET', lockKey, owner, 'NX', 'PX', String(Math.max(1, Math.ceil(ttlMs)))];
-      if ((await run(command, 'token.lock', set)) !== 'OK') return { acquired: false };
+      if ((await run(command, 'token.lock', lockKey, set)) !== 'OK') return { acquired: false };
       return {
         acquired: true,
         release: async () => {
-          await run(command, 'token.unlock', ['EVAL', RELEASE_IF_OWNER, '1', lockKey, owner]);
+          await run(command, 'token.unlock', lockKey, ['EVAL', RELEASE_IF_OWNER, '1', lockKey, owner]);
         },
       };
     },

@@ -1,3 +1,4 @@
+import type { Report } from '../core/isolate.js';
 import type { RequestOptions } from '../core/request-options.js';
 import type { SpanRunner } from '../http/tracing.js';
 import type { DataTransport, Parser } from '../http/transport.js';
@@ -100,6 +101,10 @@ export interface Api {
   strict: boolean;
   /** The client's spans around a flow's steps (`bridge.execute`); absent, steps just run. */
   span?: SpanRunner;
+  /** Where a flow reports what a partner's callback (`onProgress`) threw; absent, it is dropped. */
+  report?: Report;
+  /** Writes a line to the client's logger at `warn`; absent when its log level holds warnings back. */
+  warn?: (line: string) => void;
 }
 
 /** The one call every resource method makes: an endpoint of the table, its input, the caller's options. */

@@ -43,7 +43,14 @@ export interface RouteTargets {
   treasury: Address;
 }
 
-/** One direction between two chains. The reverse direction is a separate route with its own id. */
+/**
+ * One direction between two chains. The reverse direction is a separate route with its own id.
+ *
+ * @example
+ * const routes = await client.bridge.routes();
+ * const route = routes.find((r) => r.from.chain === 'base' && r.to.chain === 'bsc' && r.limits !== null);
+ * if (route) console.log(`${route.from.symbol} ${route.limits!.minAmount}–${route.limits!.maxAmount}`);
+ */
 export interface BridgeRoute {
   routeId: string;
   provider: string;
@@ -54,7 +61,14 @@ export interface BridgeRoute {
   targets: RouteTargets;
 }
 
-/** An indicative price for bridging `amountIn`. */
+/**
+ * An indicative price for bridging `amountIn`: decimal figures in each side's own units, each with
+ * its base-unit twin (`…Raw`).
+ *
+ * @example
+ * const quote = await client.bridge.quote({ userId, routeId: route.routeId, amount: '25.5' });
+ * console.log(`${quote.amountIn} ${route.from.symbol} → ${quote.amountOut} ${route.to.symbol}, gas ${quote.gasFee} ${quote.gasFeeToken}`);
+ */
 export interface BridgeQuote {
   routeId: string;
   /** Deposited, source units. */
@@ -150,7 +164,13 @@ export interface TransferSide {
   amountRaw: RawAmountString;
 }
 
-/** A bridge transfer: the single-transfer read, and exactly what every bridge callback carries. */
+/**
+ * A bridge transfer: the single-transfer read, and exactly what every bridge callback carries.
+ *
+ * @example
+ * const transfer = await client.bridge.transfers.get({ userId, transferId });
+ * if (transfer.status === 'delivered') credit(transfer.userId, transfer.destination.amount, transfer.destination.token);
+ */
 export interface BridgeTransfer {
   transferId: string;
   userId: string;

@@ -31,16 +31,20 @@ const uint32 = z
   .int({ error: 'must be an integer' })
   .min(0, 'must not be negative')
   .max(2 ** 32 - 1, 'must fit in 32 bits');
+/** Said of a value that must be a bigint; the admin API says it in JSON's words (admin-http.ts). */
+export const BIGINT_MESSAGE = 'must be a bigint';
+/** Said of a callback target; over HTTP a function cannot be sent, and the admin API says so. */
+export const CALLBACK_TARGET_MESSAGE = 'must be an http(s) URL or a function';
 const uint = (bits: number) =>
   z
-    .bigint({ error: 'must be a bigint' })
+    .bigint({ error: BIGINT_MESSAGE })
     .nonnegative('must not be negative')
     .max((1n << BigInt(bits)) - 1n, `must fit in ${bits} bits`);
 const baseUnits = uint(256);
 const scopes = z.array(text, { error: 'must be an array of scope strings' });
 /** Basis points of the amount; above 10 000 a fee would exceed the amount itself. */
 const basisPoints = z
-  .bigint({ error: 'must be a bigint' })
+  .bigint({ error: BIGINT_MESSAGE })
   .nonnegative('must not be negative')
   .max(10_000n, 'must be at most 10000 (the whole amount)');
 const milliseconds = z
@@ -53,7 +57,7 @@ const callbackTarget = z.union(
     z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
     z.custom<(body: BridgeTransfer) => void | Promise<void>>((value) => typeof value === 'function'),
   ],
-  { error: 'must be an http(s) URL or a function' },
+  { error: CALLBACK_TARGET_MESSAGE },
 );
 const headers = z.record(z.string(), z.string({ error: 'must be a string' })).superRefine((value, ctx) => {
   try {
@@ -78,6 +82,10 @@ export const simulatorOptionsArgs = z
     callbackHeaders: headers.optional(),
     demo: z.boolean({ error: 'must be a boolean' }).optional(),
     seed: z.int({ error: 'must be an integer' }).nonnegative('must not be negative').optional(),
+    adminToken: z
+      .string({ error: 'must be a string' })
+      .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it travels in a header)')
+      .optional(),
   })
   .optional();
 

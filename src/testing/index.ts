@@ -1,3 +1,10 @@
+/**
+ * `partner-s2s-sdk/testing`: the simulator of the Partner Service Interface (in process or over
+ * HTTP) and the batch builders, for a partner's own tests.
+ *
+ * @module partner-s2s-sdk/testing
+ */
+
 export {
   type BuildBridgeBundleParams,
   buildBridgeBundle,

@@ -42,6 +42,16 @@ export interface SimulatorOptions {
    * createPartnerSimulator({ seed: 42 }).demo.credentials.clientId; // the same on every run
    */
   seed?: number;
+  /**
+   * A token every call of the admin API (`sim.adminPath`, over `sim.fetch` and `sim.listen()`)
+   * must present as `Authorization: Bearer <adminToken>`; a call without it, or with another, is a
+   * 401. Without it the admin API is guarded only by being reachable on loopback (see
+   * docs/simulator.md). Printable ASCII without spaces.
+   *
+   * @example
+   * const sim = createPartnerSimulator({ adminToken: 'a-long-random-string' });
+   */
+  adminToken?: string;
 }
 
 /** The demo data the simulator holds (`sim.demo`). */
@@ -107,6 +117,7 @@ export class PartnerSimulator {
           this.reset();
           return this.demo ?? null;
         },
+        adminToken: options.adminToken,
       }),
     ]);
     this.demo = this.#createDemo();

@@ -3,10 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 
 /**
  * A real redis-server for the Redis tests: started on 127.0.0.1 on a free port, in a temporary
  * directory, with persistence off, and stopped by `stop`. Nothing on the machine is touched.
+ * With `cluster: true` it runs in cluster mode as a one-node cluster holding every slot (what a
+ * one-shard ElastiCache or MemoryDB cluster is to a client): commands whose keys hash to different
+ * slots are refused with CROSSSLOT, as on a cluster of many shards.
  */
 export interface RedisServer {
   port: number;
@@ -30,14 +34,27 @@ function freePort(): Promise<number> {
   });
 }
 
-export async function startRedis(): Promise<RedisServer> {
+export async function startRedis(options: { cluster?: boolean } = {}): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'redis-test-'));
   const port = await freePort();
-  const child: ChildProcess = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+  ];
+  if (options.cluster) {
+    // The cluster bus listens on port + 10000: a free port above 55535 has none, so ask for another.
+    args.push('--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'));
+    args.push('--cluster-announce-ip', '127.0.0.1', '--cluster-port', String(await freePort()));
+  }
+  const child: ChildProcess = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -51,7 +68,7 @@ export async function startRedis(): Promise<RedisServer> {
   process.once('exit', orphan);
   child.once('exit', () => process.off('exit', orphan));
   let stopped: Promise<void> | undefined;
-  return {
+  const server: RedisServer = {
     port,
     url: `redis://127.0.0.1:${port}`,
     stop() {
@@ -63,4 +80,28 @@ export async function startRedis(): Promise<RedisServer> {
       return stopped;
     },
   };
+  try {
+    if (options.cluster) await assignEverySlot(port);
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+  return server;
+}
+
+/** Gives the one node every slot and waits until it says the cluster is up. */
+async function assignEverySlot(port: number): Promise<void> {
+  const admin = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
+  try {
+    await admin.connect();
+    await admin.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
+    for (let tries = 0; ; tries++) {
+      const info = String(await admin.call('CLUSTER', 'INFO'));
+      if (info.includes('cluster_state:ok')) return;
+      if (tries > 200) throw new Error(`redis-server cluster did not come up: ${info}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    admin.disconnect();
+  }
 }

@@ -1,6 +1,7 @@
 import { hashMessage, recoverAddress } from 'viem';
 import { recoverAuthorizationAddress } from 'viem/utils';
 import { fromRawAmount } from '../../core/amounts.js';
+import { submittedSignatureProblems } from '../../onchain/canonical.js';
 import { DEFAULT_DELEGATES } from '../../onchain/constants.js';
 import { sameAddress } from '../../onchain/hex.js';
 import type { BridgeRoute, BridgeTransfer } from '../../schemas/bridge.js';
@@ -16,7 +17,7 @@ import type { SimUsers } from './users.js';
 /*
  * The two calls that make a transfer: construct (balance checks, a quote, a real bridge batch, a
  * pending transfer and its intent) and submit (the intent's signatures checked against the user's
- * wallet, then the transfer set going).
+ * wallet, then the transfer set going, or failed at once when the chain would refuse a signature).
  */
 export class SimIntents {
   constructor(
@@ -140,11 +141,25 @@ export class SimIntents {
       throw new HttpFailure(400, 'INTENT_NOT_FOUND', 'the intent expired');
     // Taken before any await, so that two concurrent submits of one intent cannot both pass.
     intent.spent = true;
+    let refused: string[];
     try {
-      await checkSignatures(intent, user.wallet!.address, parsed.signature as string, parsed.authorization);
+      refused = await checkSignatures(
+        intent,
+        user.wallet!.address,
+        parsed.signature as string,
+        parsed.authorization,
+      );
     } catch (error) {
       intent.spent = false;
       throw error;
+    }
+    const taken = { userOpHash: intent.bundle.userOpHash, transferId: record.transfer.transferId };
+    if (refused.length > 0) {
+      // The service takes what recovers to the wallet; the chain refuses it: nothing moves, the
+      // authorization is not applied, and the intent stays spent.
+      this.transfers.enter(record, 'submitted', {});
+      this.transfers.enter(record, 'failed', { failureReason: refused.join('; ') });
+      return taken;
     }
     const chainId = intent.bundle.chainId;
     if (intent.bundle.authorization) {
@@ -153,16 +168,20 @@ export class SimIntents {
     }
     this.transfers.enter(record, 'submitted', {});
     this.transfers.scheduleProgress(record);
-    return { userOpHash: intent.bundle.userOpHash, transferId: record.transfer.transferId };
+    return taken;
   }
 }
 
+/**
+ * Refuses (400) signatures that do not recover to the wallet; of those that do, returns why the
+ * chain would still refuse them (high s, v 0/1), empty when it takes them.
+ */
 async function checkSignatures(
   intent: IntentRecord,
   wallet: Address,
   signature: string,
   authorization: unknown,
-): Promise<void> {
+): Promise<string[]> {
   if (!/^0xff00[0-9a-fA-F]{130}$/.test(signature))
     throw validation(['signature must be 0xff00 followed by 65 bytes']);
   const signer = await recoverAddress({
@@ -174,7 +193,7 @@ async function checkSignatures(
   if (!wanted) {
     if (authorization !== undefined)
       throw validation(['authorization must be omitted: the wallet is already delegated']);
-    return;
+    return submittedSignatureProblems(signature);
   }
   const auth = authorization as { r?: unknown; s?: unknown; yParity?: unknown } | undefined;
   const word = /^0x[0-9a-fA-F]{64}$/;
@@ -194,6 +213,7 @@ async function checkSignatures(
   }).catch(() => undefined);
   if (!sameAddress(delegatedBy, wallet))
     throw validation(["authorization does not recover to the user's wallet"]);
+  return submittedSignatureProblems(signature, { r: auth.r, s: auth.s, yParity: auth.yParity });
 }
 
 function insufficient(state: RouteState, required: bigint, available: bigint): HttpFailure {

@@ -1,0 +1,264 @@
+import { readFile } from 'node:fs/promises';
+import {
+  BatchVerificationError,
+  type BridgeConstructResult,
+  type BridgeRoute,
+  signBridgeBatch,
+  type VerifiedBridgeBatch,
+  verifyBridgeBatch,
+} from '../index.js';
+import { EXIT, help, type Io, line, parseCommandLine, toJson, UsageError } from './common.js';
+import { clientFromEnv, ENV_HELP } from './ops.js';
+
+/*
+ * The bridge flow for a team whose backend is not JavaScript: `verify` checks a saved construct
+ * result offline, `sign` verifies and signs it with a key from the environment, and `send` submits
+ * what `sign` printed. The verifier and signer are the SDK's own (verifyBridgeBatch,
+ * signBridgeBatch): a batch the CLI signs is one the SDK would sign.
+ */
+
+const BATCH_OPTIONS = `  --wallet      the user's wallet (the signer's address): the batch's sender, depositor and recipient
+  --amount A    the amount construct was asked for, in token units (e.g. 25.5)
+  --max-amount  construct was asked for the whole balance (maxAmount: true) instead
+                One of --amount and --max-amount is required: without the amount meant, a batch
+                for any amount would pass.`;
+
+export const VERIFY_USAGE = `usage: partner-s2s-sdk verify <construct.json> --route <route.json> [--wallet 0x…]
+                              (--amount A | --max-amount) [--now TIME] [--json]
+
+Verifies a saved construct result (what bridge.construct() returned, as JSON) against the route as
+you read it from bridge.routes() (routes --json), offline. Prints the summary (exit 0) or every
+issue (exit 1).
+${BATCH_OPTIONS}
+                Without --wallet, the batch's own sender is assumed (weaker: it says so).
+  --now TIME    check expiry as of this ISO 8601 time (e.g. 2025-01-31T12:00:00Z), for a fixture
+                saved earlier; default: now`;
+
+export const SIGN_USAGE = `usage: partner-s2s-sdk sign <construct.json> --route <route.json> --wallet 0x…
+                            (--amount A | --max-amount) --key-env VAR [--json]
+
+Verifies a saved construct result as verify does, then signs it with the private key held in the
+environment variable VAR (never printed; never give a key as a flag), and prints one JSON object on
+stdout, with or without --json:
+  {"signature":"0xff00…","authorization":{"r":"0x…","s":"0x…","yParity":0}}
+authorization is null when the bundle asks for none (the wallet is already delegated). What does
+not verify is not signed: nothing on stdout, the issues on stderr, exit 1.
+${BATCH_OPTIONS}
+  --key-env VAR the name of the environment variable holding the wallet's 32-byte hex private key
+
+Then: partner-s2s-sdk send --user USER --intent INTENT --signed signed.json (or --signed - to pipe).`;
+
+export const SEND_USAGE = `usage: partner-s2s-sdk send --user USER --intent INTENT --signed <file|-> [--json]
+
+Submits a signed batch: the JSON object that "partner-s2s-sdk sign" printed, read from a file, or
+from stdin with --signed -. Prints the transfer id (--json: {"transferId","userOpHash"}).
+  --intent   the intentId of the construct result that was signed
+
+${ENV_HELP}`;
+
+/** What `-` may bring on stdin: a signed batch is a few hundred bytes. */
+const MAX_STDIN_BYTES = 1 << 20;
+/** An ISO 8601 time with its offset: a time without one would be read in the machine's zone. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
+const PRIVATE_KEY = /^(0x)?[0-9a-fA-F]{64}$/;
+
+async function readStdin(io: Io): Promise<string> {
+  if (!io.stdin) throw new UsageError('no standard input to read - from');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of io.stdin) {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk);
+    size += bytes.length;
+    if (size > MAX_STDIN_BYTES) throw new UsageError(`standard input is over ${MAX_STDIN_BYTES} bytes`);
+    chunks.push(bytes);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A JSON file, or stdin for `-`; what cannot be read or parsed is a usage error naming it. */
+async function readJson(path: string, what: string, io: Io): Promise<unknown> {
+  let text: string;
+  const name = path === '-' ? 'on standard input' : path;
+  if (path === '-') {
+    text = await readStdin(io);
+  } else {
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      throw new UsageError(
+        `cannot read ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+      );
+    }
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError(`the ${what} ${name} is not JSON`);
+  }
+}
+
+const BATCH_FLAGS = {
+  route: { type: 'string' },
+  wallet: { type: 'string' },
+  amount: { type: 'string' },
+  'max-amount': { type: 'boolean' },
+  json: { type: 'boolean' },
+} as const;
+
+interface BatchFlags {
+  route?: string | undefined;
+  wallet?: string | undefined;
+  amount?: string | undefined;
+  'max-amount'?: boolean | undefined;
+}
+
+/** The construct result, route and amount a command line names; the wallet as given, if given. */
+async function readBatch(values: BatchFlags, positionals: string[], io: Io) {
+  if (positionals.length !== 1) throw new UsageError('give exactly one construct.json');
+  if (!values.route) throw new UsageError('--route is required');
+  if (values.amount !== undefined && values['max-amount'])
+    throw new UsageError('give --amount or --max-amount, not both');
+  // Without the amount the batch is checked against itself only: a batch for any amount passes.
+  if (values.amount === undefined && !values['max-amount']) {
+    throw new UsageError(
+      '--amount or --max-amount is required: the amount construct was asked for, or --max-amount for a maxAmount construct',
+    );
+  }
+  return {
+    construct: (await readJson(positionals[0]!, 'construct result', io)) as BridgeConstructResult,
+    route: (await readJson(values.route, 'route', io)) as BridgeRoute,
+    ...(values.amount !== undefined ? { amount: values.amount } : {}),
+  };
+}
+
+/** Every issue of a refused batch, on stderr. */
+function printIssues(io: Io, error: BatchVerificationError): void {
+  io.err(`verification failed: ${error.issues.length} issue(s)`);
+  for (const issue of error.issues) {
+    const detail =
+      issue.expected !== undefined ? line` (expected ${issue.expected}, got ${issue.actual})` : '';
+    io.err(`${line`  ${issue.check}: ${issue.message}`}${detail}`);
+  }
+}
+
+function printSummary(io: Io, verified: VerifiedBridgeBatch): void {
+  const { source, destination } = verified;
+  io.out(line`verified  ${verified.routeId} (${verified.provider})`);
+  io.out(line`  wallet       ${verified.wallet}`);
+  io.out(line`  send         ${source.amount} ${source.symbol} on ${source.chain}`);
+  io.out(line`  receive      ${destination.amount} ${destination.symbol} on ${destination.chain}`);
+  io.out(line`  gas fee      ${verified.gasFee.amount} ${verified.gasFee.symbol}`);
+  io.out(line`  total debit  ${verified.totalDebit.amount} ${source.symbol}`);
+  io.out(line`  fees         ${verified.feeBps} bps`);
+  io.out(line`  expires      ${verified.quoteExpiresAt.toISOString()}`);
+  io.out(line`  userOpHash   ${verified.userOpHash}`);
+  io.out(line`  digest       ${verified.digest}`);
+}
+
+/** `verify`: offline, against the route as read and the wallet and amount meant. */
+export async function verify(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseCommandLine(args, { ...BATCH_FLAGS, now: { type: 'string' } }, true);
+  if (values.help) return help(io, VERIFY_USAGE);
+  const batch = await readBatch(values, positionals, io);
+  let now: Date | undefined;
+  if (values.now !== undefined) {
+    now = new Date(values.now);
+    if (!ISO_TIME.test(values.now) || Number.isNaN(now.getTime()))
+      throw new UsageError('--now must be an ISO 8601 time with its offset, e.g. 2025-01-31T12:00:00Z');
+  }
+  let wallet = values.wallet;
+  if (wallet === undefined) {
+    // Without the signer's address the batch can only be checked against itself: say so.
+    const sender = (batch.construct as { bundle?: { userOp?: { sender?: unknown } } })?.bundle?.userOp
+      ?.sender;
+    if (typeof sender !== 'string') throw new UsageError('--wallet is required: the batch names no sender');
+    wallet = sender;
+    io.err(line`note: no --wallet given; checking against the batch's own sender ${sender}`);
+  }
+  try {
+    const verified = verifyBridgeBatch({ ...batch, wallet, ...(now ? { now } : {}) });
+    if (values.json) io.out(toJson({ ok: true, summary: verified }));
+    else printSummary(io, verified);
+    return EXIT.ok;
+  } catch (error) {
+    if (!(error instanceof BatchVerificationError)) throw error;
+    if (values.json) io.out(toJson({ ok: false, issues: error.issues }));
+    else printIssues(io, error);
+    return EXIT.failed;
+  }
+}
+
+/**
+ * `sign`: verifies, then signs with viem's `privateKeyToAccount` on the key the environment holds.
+ * Prints one JSON object whatever `--json` says, as its output is meant for `send` and for programs.
+ */
+export async function sign(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseCommandLine(
+    args,
+    { ...BATCH_FLAGS, 'key-env': { type: 'string' } },
+    true,
+  );
+  if (values.help) return help(io, SIGN_USAGE);
+  const batch = await readBatch(values, positionals, io);
+  if (!values.wallet) throw new UsageError('--wallet is required: the address the key signs for');
+  const keyEnv = values['key-env'];
+  if (!keyEnv) throw new UsageError('--key-env is required: the name of the variable holding the key');
+  const key = io.env[keyEnv];
+  if (!key) throw new UsageError(line`set ${keyEnv} to the wallet's private key`);
+  // The value is never shown: a secret pasted into the wrong variable must not reach a log.
+  const refused = new UsageError(line`${keyEnv} does not hold a 32-byte hex private key`);
+  if (!PRIVATE_KEY.test(key)) throw refused;
+  // Loaded here only: the other commands start without viem's accounts.
+  const { privateKeyToAccount } = await import('viem/accounts');
+  let account: ReturnType<typeof privateKeyToAccount>;
+  try {
+    account = privateKeyToAccount(`0x${key.replace(/^0x/, '')}`);
+  } catch {
+    throw refused;
+  }
+  if (account.address.toLowerCase() !== values.wallet.toLowerCase()) {
+    io.err(
+      line`the key in ${keyEnv} is for ${account.address}, not for --wallet ${values.wallet}: nothing signed`,
+    );
+    return EXIT.failed;
+  }
+  try {
+    const verified = verifyBridgeBatch({ ...batch, wallet: values.wallet });
+    const signed = await signBridgeBatch({ verified, signer: account });
+    io.out(toJson({ signature: signed.signature, authorization: signed.authorization ?? null }));
+    return EXIT.ok;
+  } catch (error) {
+    if (!(error instanceof BatchVerificationError)) throw error;
+    printIssues(io, error);
+    return EXIT.failed;
+  }
+}
+
+/** `send`: submits what `sign` printed, with the credential in the environment. */
+export async function send(args: string[], io: Io): Promise<number> {
+  const { values } = parseCommandLine(args, {
+    user: { type: 'string' },
+    intent: { type: 'string' },
+    signed: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  if (values.help) return help(io, SEND_USAGE);
+  for (const flag of ['user', 'intent', 'signed'] as const)
+    if (!values[flag]) throw new UsageError(`--${flag} is required`);
+  const client = clientFromEnv(io);
+  const signed = await readJson(values.signed!, 'signed batch', io);
+  const { signature, authorization } = (signed ?? {}) as { signature?: unknown; authorization?: unknown };
+  if (typeof signed !== 'object' || signed === null || typeof signature !== 'string')
+    throw new UsageError('the signed batch is not what sign printed: it has no signature');
+  const result = await client.bridge.send({
+    userId: values.user!,
+    intentId: values.intent!,
+    signature: signature as `0x${string}`,
+    // null: the bundle asked for none, and the service wants the field left out then.
+    ...(authorization !== null && authorization !== undefined
+      ? { authorization: authorization as never }
+      : {}),
+  });
+  io.out(values.json ? toJson(result) : line`${result.transferId}`);
+  return EXIT.ok;
+}
