@@ -33,7 +33,6 @@ export {
   type RecordedState,
 } from './callbacks/store.js';
 export {
-  API_PREFIX,
   type FetchLike,
   PartnerClient,
   type PartnerClientOptions,
@@ -41,7 +40,7 @@ export {
 } from './client.js';
 export { type AmountInput, fromRawAmount, toRawAmount } from './core/amounts.js';
 export { ApiPromise, type WithResponse } from './core/api-promise.js';
-export { DEFAULTS } from './core/defaults.js';
+export { API_PREFIX, DEFAULTS } from './core/defaults.js';
 export type {
   ClientEvents,
   RequestEvent,
