@@ -57,7 +57,7 @@ class SharedState {
   /** The token requests' transport: the settings of the client that made the token cache. */
   declare readonly tokenTransport: Transport;
   declare readonly intents: IntentMemory;
-  // Only instances made here have it: a look-alike object, or one with another prototype, fails `is`.
+  // Only instances this class made carry it: a look-alike object, whatever its prototype, fails `of`.
   readonly #genuine = true;
 
   constructor(parts: Omit<SharedState, 'toJSON'>) {
@@ -74,9 +74,7 @@ class SharedState {
       // A proxy that throws here: the options check names the problem.
       return undefined;
     }
-    return typeof found === 'object' && found !== null && #genuine in found && (found as SharedState).#genuine
-      ? (found as SharedState)
-      : undefined;
+    return typeof found === 'object' && found !== null && #genuine in found ? found : undefined;
   }
 
   /** Secrets and tokens stay out of logs: `util.inspect` and `JSON.stringify` show no field. */
@@ -120,7 +118,7 @@ export class PartnerClient {
   readonly #options: ClientConfig;
 
   constructor(options: PartnerClientOptions) {
-    // Taken before reading the options: a getter among them that makes a client gets a state of its own.
+    // Only the options object `withOptions` built carries a state; any other makes a credential of its own.
     const shared = SharedState.of(options);
     const config = checkClientOptions(options);
     this.#options = config;
