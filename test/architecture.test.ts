@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 
 const BELOW_RESOURCES = ['schemas', 'errors', 'core', 'http', 'auth'];
 
-/** Which layers each layer may import besides itself. `client` is src/client.ts, `index` src/index.ts. */
+/** Which layers each layer may import besides itself. `client` is src/client.ts and src/client/, `index` src/index.ts. */
 const MAY_IMPORT: Record<string, readonly string[]> = {
   schemas: [],
   errors: ['schemas'],

@@ -1,4 +1,14 @@
 /**
+ * The path prefix of version 1 of the interface: the client appends it to `baseUrl`, and the
+ * simulator serves the partner API under it.
+ *
+ * @example
+ * import { API_PREFIX } from 'partner-s2s-sdk';
+ * const url = `${baseUrl}${API_PREFIX}/bridge/routes`; // https://partner.example.com/api/v1/s2s/bridge/routes
+ */
+export const API_PREFIX = '/api/v1/s2s';
+
+/**
  * The defaults of `new PartnerClient(options)`, and under `wait` those of
  * `client.bridge.transfers.wait`, one place for the code and its docs. Frozen: read them, spread
  * them into options, never assign to them.
@@ -29,11 +39,20 @@ export const DEFAULTS: {
   readonly clientAuth: 'body' | 'basic';
   readonly allowInsecureHttp: boolean;
   readonly strict: boolean;
+  readonly dangerouslyAllowBrowser: boolean;
+  readonly logLevel: 'off';
+  readonly tracing: boolean;
   readonly wait: {
     readonly phaseTimeoutsMs: {
       readonly sourceConfirmation: number;
       readonly delivery: number;
       readonly refund: number;
+    };
+    readonly pollIntervalMs: number;
+    readonly maxPollIntervalMs: number;
+    readonly withRouter: {
+      readonly pollIntervalMs: number;
+      readonly maxPollIntervalMs: number;
     };
   };
 } = Object.freeze({
@@ -52,8 +71,16 @@ export const DEFAULTS: {
   maxResponseBytes: 16 * 1024 * 1024,
   /** The credential goes to the token endpoint in the form body. */
   clientAuth: 'body',
+  /** Plain `http://` only to a loopback host: elsewhere the secret and tokens would cross in clear text. */
   allowInsecureHttp: false,
+  /** Unknown fields, states and scopes are kept and let through, so a newer service breaks nothing. */
   strict: false,
+  /** A client refuses to be made where a page's scripts run: the page would hand out the secret. */
+  dangerouslyAllowBrowser: false,
+  /** The level when neither `logLevel` nor the `PARTNER_S2S_LOG` environment variable says one. */
+  logLevel: 'off',
+  /** Spans when `@opentelemetry/api` is installed and a provider is registered; nothing loaded otherwise. */
+  tracing: true,
   /** `transfers.wait`: the deadline of each phase (`WaitPhaseTimeouts`) when none is given. */
   wait: Object.freeze({
     phaseTimeoutsMs: Object.freeze({
@@ -66,6 +93,14 @@ export const DEFAULTS: {
       delivery: 10 * 60_000,
       /** `refund_pending` until `refunded`: "a later settlement taking hours"; six allow for a late one. */
       refund: 6 * 3_600_000,
+    }),
+    /** First delay between reads of a wait without callbacks; it grows by half up to the next. */
+    pollIntervalMs: 2_000,
+    maxPollIntervalMs: 15_000,
+    /** With a `router` that takes deliveries, callbacks wake the wait and reads are the fallback. */
+    withRouter: Object.freeze({
+      pollIntervalMs: 15_000,
+      maxPollIntervalMs: 60_000,
     }),
   }),
 });
