@@ -20,12 +20,28 @@ describe('DEFAULTS', () => {
         maxPollIntervalMs: 15_000,
         withRouter: { pollIntervalMs: 15_000, maxPollIntervalMs: 60_000 },
       },
+      callbacks: {
+        listenerTimeoutMs: 10_000,
+        bodyTimeoutMs: 10_000,
+        maxBodyBytes: 1024 * 1024,
+        claimTtlFactor: 3,
+        storeCapacity: 50_000,
+        acknowledgeListenerErrors: false,
+        strict: false,
+      },
+      redis: {
+        tokenPrefix: 'partner-s2s:token:',
+        callbackPrefix: 'partner-s2s:callback:',
+        callbackTtlSeconds: 7 * 86_400,
+      },
     });
     expect(Object.isFrozen(DEFAULTS)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.retry)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.wait)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.wait.phaseTimeoutsMs)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.wait.withRouter)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.callbacks)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.redis)).toBe(true);
     expect(() => {
       (DEFAULTS as { timeoutMs: number }).timeoutMs = 1;
     }).toThrow(TypeError);

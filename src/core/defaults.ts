@@ -11,7 +11,8 @@ export const API_PREFIX = '/api/v1/s2s';
 /**
  * The defaults of `new PartnerClient(options)`, and under `wait` those of
  * `client.bridge.transfers.wait`, one place for the code and its docs. Frozen: read them, spread
- * them into options, never assign to them.
+ * them into options, never assign to them. Under `callbacks` those of `createCallbackRouter`,
+ * under `redis` those of the `partner-s2s-sdk/redis` stores.
  *
  * @example
  * import { DEFAULTS, PartnerClient } from 'partner-s2s-sdk';
@@ -25,6 +26,8 @@ export const API_PREFIX = '/api/v1/s2s';
  * await client.bridge.transfers.wait({ userId, transferId }, {
  *   phaseTimeoutsMs: { ...DEFAULTS.wait.phaseTimeoutsMs, refund: 24 * 3_600_000 },
  * });
+ * // Listeners that write to a slow ledger get three times the default.
+ * createCallbackRouter({ authenticate, listenerTimeoutMs: DEFAULTS.callbacks.listenerTimeoutMs * 3 });
  */
 export const DEFAULTS: {
   readonly timeoutMs: number;
@@ -54,6 +57,20 @@ export const DEFAULTS: {
       readonly pollIntervalMs: number;
       readonly maxPollIntervalMs: number;
     };
+  };
+  readonly callbacks: {
+    readonly listenerTimeoutMs: number;
+    readonly bodyTimeoutMs: number;
+    readonly maxBodyBytes: number;
+    readonly claimTtlFactor: number;
+    readonly storeCapacity: number;
+    readonly acknowledgeListenerErrors: boolean;
+    readonly strict: boolean;
+  };
+  readonly redis: {
+    readonly tokenPrefix: string;
+    readonly callbackPrefix: string;
+    readonly callbackTtlSeconds: number;
   };
 } = Object.freeze({
   /** Time for one attempt: the wait for a token plus the request to the last byte of its answer. */
@@ -102,5 +119,30 @@ export const DEFAULTS: {
       pollIntervalMs: 15_000,
       maxPollIntervalMs: 60_000,
     }),
+  }),
+  /** `createCallbackRouter` (`CallbackRouterOptions`) and `MemoryCallbackStore`. */
+  callbacks: Object.freeze({
+    /** The listeners of one delivery, the `authenticate` check and each store call. */
+    listenerTimeoutMs: 10_000,
+    /** Reading one request body. */
+    bodyTimeoutMs: 10_000,
+    /** 1 MiB: a bridge callback is a transfer of a few KB. */
+    maxBodyBytes: 1024 * 1024,
+    /** A claim holds this many `listenerTimeoutMs`: a live delivery keeps it, a dead process's expires. */
+    claimTtlFactor: 3,
+    /** Transfers the router's own (memory) store remembers; the least recently updated goes first. */
+    storeCapacity: 50_000,
+    /** At least once: a failed listener leaves the state unrecorded, to be delivered again. */
+    acknowledgeListenerErrors: false,
+    strict: false,
+  }),
+  /** The stores of `partner-s2s-sdk/redis`. */
+  redis: Object.freeze({
+    /** Put before the keys of `createRedisTokenStore`. */
+    tokenPrefix: 'partner-s2s:token:',
+    /** Put before the keys of `createRedisCallbackStore`. */
+    callbackPrefix: 'partner-s2s:callback:',
+    /** How long `createRedisCallbackStore` keeps a transfer's state after its last change: 7 days. */
+    callbackTtlSeconds: 7 * 86_400,
   }),
 });
