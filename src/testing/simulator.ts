@@ -1,4 +1,5 @@
 import { parseArgs } from '../core/args.js';
+import { API_PREFIX } from '../core/defaults.js';
 import type { BridgeRoute, BridgeTransfer, TransferStatus } from '../schemas/bridge.js';
 import type { Address, Hex } from '../schemas/common.js';
 import { simulatorOptionsArgs } from './args.js';
@@ -108,7 +109,7 @@ export class PartnerSimulator {
     this.#admin = new SimAdmin(this.#core);
     // Both mounts read the state of the moment, so that a reset reaches requests already routed.
     this.fetch = simulatorFetch([
-      { prefix: '/api/v1/s2s', handle: (request) => partnerApi(this.#core, this.requests).handle(request) },
+      { prefix: API_PREFIX, handle: (request) => partnerApi(this.#core, this.requests).handle(request) },
       adminApi({
         admin: () => this.#admin,
         deliveries: () => this.callbackDeliveries,
