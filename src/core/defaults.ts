@@ -1,6 +1,15 @@
+import type { Address } from '../schemas/common.js';
+import {
+  ENTRY_POINT_V07,
+  ENTRY_POINT_V08,
+  MAV2_7702_DELEGATE_V100,
+  MAV2_7702_DELEGATE_V110,
+} from './contracts.js';
+
 /**
- * The defaults of `new PartnerClient(options)`, and under `wait` those of
- * `client.bridge.transfers.wait`, one place for the code and its docs. Frozen: read them, spread
+ * The defaults of `new PartnerClient(options)`, under `wait` those of
+ * `client.bridge.transfers.wait` and under `verifier` those of `verifyBridgeBatch`, one place for
+ * the code and its docs. Frozen: read them, spread
  * them into options, never assign to them.
  *
  * @example
@@ -15,6 +24,8 @@
  * await client.bridge.transfers.wait({ userId, transferId }, {
  *   phaseTimeoutsMs: { ...DEFAULTS.wait.phaseTimeoutsMs, refund: 24 * 3_600_000 },
  * });
+ * // Accept a partner's own EntryPoint beside the default ones.
+ * verifyBridgeBatch(params, { entryPoints: [...DEFAULTS.verifier.entryPoints, ownEntryPoint] });
  */
 export const DEFAULTS: {
   readonly timeoutMs: number;
@@ -35,6 +46,13 @@ export const DEFAULTS: {
       readonly delivery: number;
       readonly refund: number;
     };
+  };
+  readonly verifier: {
+    readonly expiryMarginMs: number;
+    readonly entryPoints: readonly Address[];
+    readonly delegates: readonly Address[];
+    readonly requirePaymaster: boolean;
+    readonly allowIntegratorSuffix: boolean;
   };
 } = Object.freeze({
   /** Time for one attempt: the wait for a token plus the request to the last byte of its answer. */
@@ -67,5 +85,18 @@ export const DEFAULTS: {
       /** `refund_pending` until `refunded`: "a later settlement taking hours"; six allow for a late one. */
       refund: 6 * 3_600_000,
     }),
+  }),
+  /** `verifyBridgeBatch`: the options (`VerifyBridgeBatchOptions`) it applies when none is given. */
+  verifier: Object.freeze({
+    /** 15 s between the check and the quote's expiry: time to sign and submit. */
+    expiryMarginMs: 15_000,
+    /** ERC-4337 EntryPoint v0.7 and v0.8. */
+    entryPoints: Object.freeze([ENTRY_POINT_V07, ENTRY_POINT_V08]),
+    /** Both published Alchemy Modular Account v2 EIP-7702 delegates. */
+    delegates: Object.freeze([MAV2_7702_DELEGATE_V100, MAV2_7702_DELEGATE_V110]),
+    /** A sponsored batch: without a paymaster the wallet pays gas at whatever fee the operation names. */
+    requirePaymaster: true,
+    /** Across deposits carry an integrator tag the SpokePool ignores. */
+    allowIntegratorSuffix: true,
   }),
 });

@@ -1,5 +1,5 @@
+import { ENTRY_POINT_V07, ENTRY_POINT_V08 } from '../core/contracts.js';
 import type { Address, Hex } from '../schemas/common.js';
-import { ENTRY_POINT_V07, ENTRY_POINT_V08 } from './constants.js';
 import { addressWord, isHex, quantity, sameAddress, uintWord } from './hex.js';
 import { keccak256Hex, keccak256Text } from './keccak.js';
 
