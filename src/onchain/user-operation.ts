@@ -76,6 +76,56 @@ export function packUserOperation(
   knownCallData?: string,
 ): { op: PackedUserOperation } | { problems: string[] } {
   const problems: string[] = [];
+  const read = fieldReader(op, problems);
+  const nonce = read.num('nonce', UINT256_MAX);
+  const callData = knownCallData === undefined ? read.bytes('callData', false) : knownCallData.slice(2);
+  const preVerificationGas = read.num('preVerificationGas', UINT256_MAX);
+  const packed = 'accountGasLimits' in op || 'gasFees' in op || 'initCode' in op || 'paymasterAndData' in op;
+  const form = packed ? readPackedForm(op, read, problems) : readRpcForm(read, problems, preVerificationGas);
+  const { initCode, accountGasLimits, gasFees, paymasterAndData } = form;
+  if (paymasterAndData && paymasterAndData.length < 104)
+    problems.push('paymasterAndData is shorter than 52 bytes');
+  if (problems.length > 0) return { problems };
+  const half = (word: string, second: boolean) =>
+    BigInt(`0x${word.slice(second ? 32 : 0, second ? 64 : 32)}`);
+  const gas = form.gas ?? {
+    verificationGasLimit: half(accountGasLimits, false),
+    callGasLimit: half(accountGasLimits, true),
+    preVerificationGas,
+    paymasterVerificationGasLimit: paymasterAndData ? BigInt(`0x${paymasterAndData.slice(40, 72)}`) : 0n,
+    paymasterPostOpGasLimit: paymasterAndData ? BigInt(`0x${paymasterAndData.slice(72, 104)}`) : 0n,
+    maxPriorityFeePerGas: half(gasFees, false),
+    maxFeePerGas: half(gasFees, true),
+  };
+  const paymaster = paymasterAndData.slice(0, 40);
+  return {
+    op: {
+      sender: op.sender,
+      nonce,
+      initCode,
+      callData,
+      accountGasLimits,
+      preVerificationGas,
+      gasFees,
+      paymasterAndData,
+      paymaster: paymaster && !/^0+$/.test(paymaster) ? `0x${paymaster}` : undefined,
+      gas,
+    },
+  };
+}
+
+/** The fields that differ between the two forms, as packed for the hash (hex without `0x`). */
+interface OperationForm {
+  initCode: string;
+  accountGasLimits: string;
+  gasFees: string;
+  paymasterAndData: string;
+  /** The gas figures, when the form gives them as numbers already. */
+  gas?: GasFields;
+}
+
+/** Readers of an operation's fields; what one cannot read is added to `problems`. */
+function fieldReader(op: Record<string, unknown>, problems: string[]) {
   const num = (name: string, max: bigint): bigint => {
     const value = quantity(op[name]);
     if (value === undefined || value > max) {
@@ -101,49 +151,49 @@ export function packUserOperation(
     if (value && value.length !== 64) problems.push(`${name} is not 32 bytes`);
     return value;
   };
-  const half = (word: string, second: boolean) =>
-    BigInt(`0x${word.slice(second ? 32 : 0, second ? 64 : 32)}`);
+  return { num, bytes, word };
+}
 
-  const nonce = num('nonce', UINT256_MAX);
-  const callData = knownCallData === undefined ? bytes('callData', false) : knownCallData.slice(2);
-  const preVerificationGas = num('preVerificationGas', UINT256_MAX);
+type FieldReader = ReturnType<typeof fieldReader>;
 
-  const packed = 'accountGasLimits' in op || 'gasFees' in op || 'initCode' in op || 'paymasterAndData' in op;
-  let initCode: string;
-  let accountGasLimits: string;
-  let gasFees: string;
-  let paymasterAndData: string;
-  let gas: GasFields | undefined;
-  if (packed) {
-    const mixed = RPC_ONLY.filter((name) => op[name] !== undefined && op[name] !== null);
-    if (mixed.length > 0) problems.push(`mixes the packed form with RPC fields (${mixed.join(', ')})`);
-    initCode = bytes('initCode', false);
-    accountGasLimits = word('accountGasLimits');
-    gasFees = word('gasFees');
-    paymasterAndData = bytes('paymasterAndData', false);
-  } else {
-    const factory = bytes('factory', true);
-    const factoryData = bytes('factoryData', true);
-    if (!factory && factoryData) problems.push('factoryData is given without a factory');
-    initCode = factory + factoryData;
-    // The RPC form gives the gas figures as numbers already: packed for the hash, kept as they are.
-    const verificationGasLimit = num('verificationGasLimit', UINT128_MAX);
-    const callGasLimit = num('callGasLimit', UINT128_MAX);
-    const maxPriorityFeePerGas = num('maxPriorityFeePerGas', UINT128_MAX);
-    const maxFeePerGas = num('maxFeePerGas', UINT128_MAX);
-    accountGasLimits = uint128(verificationGasLimit) + uint128(callGasLimit);
-    gasFees = uint128(maxPriorityFeePerGas) + uint128(maxFeePerGas);
-    const paymaster = bytes('paymaster', true);
-    if (paymaster && paymaster.length !== 40) problems.push('paymaster is not an address');
-    const paymasterVerificationGasLimit = paymaster ? num('paymasterVerificationGasLimit', UINT128_MAX) : 0n;
-    const paymasterPostOpGasLimit = paymaster ? num('paymasterPostOpGasLimit', UINT128_MAX) : 0n;
-    paymasterAndData = paymaster
+/** The packed form: `initCode`, `accountGasLimits`, `gasFees`, `paymasterAndData`, and no RPC field. */
+function readPackedForm(op: Record<string, unknown>, read: FieldReader, problems: string[]): OperationForm {
+  const mixed = RPC_ONLY.filter((name) => op[name] !== undefined && op[name] !== null);
+  if (mixed.length > 0) problems.push(`mixes the packed form with RPC fields (${mixed.join(', ')})`);
+  return {
+    initCode: read.bytes('initCode', false),
+    accountGasLimits: read.word('accountGasLimits'),
+    gasFees: read.word('gasFees'),
+    paymasterAndData: read.bytes('paymasterAndData', false),
+  };
+}
+
+/** The RPC form: gas figures as numbers already, packed for the hash and kept as they are. */
+function readRpcForm(read: FieldReader, problems: string[], preVerificationGas: bigint): OperationForm {
+  const factory = read.bytes('factory', true);
+  const factoryData = read.bytes('factoryData', true);
+  if (!factory && factoryData) problems.push('factoryData is given without a factory');
+  const verificationGasLimit = read.num('verificationGasLimit', UINT128_MAX);
+  const callGasLimit = read.num('callGasLimit', UINT128_MAX);
+  const maxPriorityFeePerGas = read.num('maxPriorityFeePerGas', UINT128_MAX);
+  const maxFeePerGas = read.num('maxFeePerGas', UINT128_MAX);
+  const paymaster = read.bytes('paymaster', true);
+  if (paymaster && paymaster.length !== 40) problems.push('paymaster is not an address');
+  const paymasterVerificationGasLimit = paymaster
+    ? read.num('paymasterVerificationGasLimit', UINT128_MAX)
+    : 0n;
+  const paymasterPostOpGasLimit = paymaster ? read.num('paymasterPostOpGasLimit', UINT128_MAX) : 0n;
+  return {
+    initCode: factory + factoryData,
+    accountGasLimits: uint128(verificationGasLimit) + uint128(callGasLimit),
+    gasFees: uint128(maxPriorityFeePerGas) + uint128(maxFeePerGas),
+    paymasterAndData: paymaster
       ? paymaster +
         uint128(paymasterVerificationGasLimit) +
         uint128(paymasterPostOpGasLimit) +
-        bytes('paymasterData', true)
-      : '';
-    gas = {
+        read.bytes('paymasterData', true)
+      : '',
+    gas: {
       verificationGasLimit,
       callGasLimit,
       preVerificationGas,
@@ -151,33 +201,6 @@ export function packUserOperation(
       paymasterPostOpGasLimit,
       maxFeePerGas,
       maxPriorityFeePerGas,
-    };
-  }
-  if (paymasterAndData && paymasterAndData.length < 104)
-    problems.push('paymasterAndData is shorter than 52 bytes');
-  if (problems.length > 0) return { problems };
-  gas ??= {
-    verificationGasLimit: half(accountGasLimits, false),
-    callGasLimit: half(accountGasLimits, true),
-    preVerificationGas,
-    paymasterVerificationGasLimit: paymasterAndData ? BigInt(`0x${paymasterAndData.slice(40, 72)}`) : 0n,
-    paymasterPostOpGasLimit: paymasterAndData ? BigInt(`0x${paymasterAndData.slice(72, 104)}`) : 0n,
-    maxPriorityFeePerGas: half(gasFees, false),
-    maxFeePerGas: half(gasFees, true),
-  };
-  const paymaster = paymasterAndData.slice(0, 40);
-  return {
-    op: {
-      sender: op.sender,
-      nonce,
-      initCode,
-      callData,
-      accountGasLimits,
-      preVerificationGas,
-      gasFees,
-      paymasterAndData,
-      paymaster: paymaster && !/^0+$/.test(paymaster) ? `0x${paymaster}` : undefined,
-      gas,
     },
   };
 }

@@ -144,22 +144,28 @@ export interface DepositFacts {
   fillDeadline: bigint;
 }
 
+/** What the deposit is checked against. */
+interface DepositContext {
+  fail: Fail;
+  route: BridgeRoute;
+  wallet: string;
+  amountInRaw: bigint;
+  amountOutRaw: bigint;
+  nowSec: bigint;
+  /** The latest time the deposit can be submitted. */
+  expiresAtSec: bigint;
+  allowSuffix: boolean;
+}
+
+/** The deposit's arguments by index, each a 64-digit hex word. */
+type Words = (index: number) => string;
+
 /** The Across deposit: bytes32 `deposit` and address `depositV3` share one body layout. */
 export function checkDeposit(
   call: { target: string; data: string },
-  context: {
-    fail: Fail;
-    route: BridgeRoute;
-    wallet: string;
-    amountInRaw: bigint;
-    amountOutRaw: bigint;
-    nowSec: bigint;
-    /** The latest time the deposit can be submitted. */
-    expiresAtSec: bigint;
-    allowSuffix: boolean;
-  },
+  context: DepositContext,
 ): DepositFacts | undefined {
-  const { fail, route, wallet } = context;
+  const { fail, route } = context;
   if (!sameAddress(call.target, route.targets.bridge))
     fail('deposit.target', "the deposit is not on the route's bridge", route.targets.bridge, call.target);
   const body = call.data.slice(2);
@@ -195,6 +201,20 @@ export function checkDeposit(
       );
   }
   const word = (index: number) => argWord(body, index);
+  const relayer = checkDepositArguments(word, context);
+  const { quoteTimestamp, fillDeadline } = checkDepositTiming(word, context);
+  return {
+    fn,
+    suffix,
+    exclusiveRelayer: relayer && word(7) !== ZERO_WORD ? relayer : null,
+    quoteTimestamp,
+    fillDeadline,
+  };
+}
+
+/** The deposit's parties, tokens, amounts and destination; returns the exclusive relayer's word read. */
+function checkDepositArguments(word: Words, context: DepositContext): Address | undefined {
+  const { fail, route, wallet } = context;
   const address = (index: number, check: string, name: string, expected: string) => {
     const value = wordAddress(word(index));
     if (value === undefined) fail('deposit.encoding', `${name} is not a clean address word`);
@@ -229,6 +249,19 @@ export function checkDeposit(
   }
   const relayer = wordAddress(word(7));
   if (relayer === undefined) fail('deposit.encoding', 'exclusiveRelayer is not a clean address word');
+  return relayer;
+}
+
+/**
+ * The deposit's times and message: a quote timestamp the SpokePool takes now, a fill deadline that
+ * leaves a relayer time to fill after the latest the deposit can land, exclusivity that ends well
+ * before it, and no message.
+ */
+function checkDepositTiming(
+  word: Words,
+  context: DepositContext,
+): { quoteTimestamp: bigint; fillDeadline: bigint } {
+  const { fail } = context;
   const uint32 = (index: number, name: string) => {
     const value = wordUint(word(index));
     if (value > MAX_UINT32) fail('deposit.encoding', `${name} is not a uint32`);
@@ -290,13 +323,7 @@ export function checkDeposit(
       );
     }
   }
-  return {
-    fn,
-    suffix,
-    exclusiveRelayer: relayer && word(7) !== ZERO_WORD ? relayer : null,
-    quoteTimestamp,
-    fillDeadline,
-  };
+  return { quoteTimestamp, fillDeadline };
 }
 
 /** A call of the batch as read: its value a number, its data lowercase. */
