@@ -76,7 +76,7 @@ export function packUserOperation(
   knownCallData?: string,
 ): { op: PackedUserOperation } | { problems: string[] } {
   const problems: string[] = [];
-  const read = fieldReader(op, problems);
+  const read = new FieldReader(op, problems);
   const nonce = read.num('nonce', UINT256_MAX);
   const callData = knownCallData === undefined ? read.bytes('callData', false) : knownCallData.slice(2);
   const preVerificationGas = read.num('preVerificationGas', UINT256_MAX);
@@ -124,37 +124,41 @@ interface OperationForm {
   gas?: GasFields;
 }
 
-/** Readers of an operation's fields; what one cannot read is added to `problems`. */
-function fieldReader(op: Record<string, unknown>, problems: string[]) {
-  const num = (name: string, max: bigint): bigint => {
-    const value = quantity(op[name]);
+/** Reads an operation's fields; what it cannot read is added to `problems`. */
+class FieldReader {
+  constructor(
+    private readonly op: Record<string, unknown>,
+    readonly problems: string[],
+  ) {}
+
+  num(name: string, max: bigint): bigint {
+    const value = quantity(this.op[name]);
     if (value === undefined || value > max) {
-      problems.push(`${name} is not a quantity of at most ${max === UINT128_MAX ? 128 : 256} bits`);
+      this.problems.push(`${name} is not a quantity of at most ${max === UINT128_MAX ? 128 : 256} bits`);
       return 0n;
     }
     return value;
-  };
-  const bytes = (name: string, optional: boolean): string => {
-    const value = op[name];
+  }
+
+  bytes(name: string, optional: boolean): string {
+    const value = this.op[name];
     if (value === undefined || value === null) {
-      if (!optional) problems.push(`${name} is missing`);
+      if (!optional) this.problems.push(`${name} is missing`);
       return '';
     }
     if (!isHex(value) || value.length % 2 !== 0) {
-      problems.push(`${name} is not even-length hex`);
+      this.problems.push(`${name} is not even-length hex`);
       return '';
     }
     return value.slice(2).toLowerCase();
-  };
-  const word = (name: string): string => {
-    const value = bytes(name, false);
-    if (value && value.length !== 64) problems.push(`${name} is not 32 bytes`);
-    return value;
-  };
-  return { num, bytes, word };
-}
+  }
 
-type FieldReader = ReturnType<typeof fieldReader>;
+  word(name: string): string {
+    const value = this.bytes(name, false);
+    if (value && value.length !== 64) this.problems.push(`${name} is not 32 bytes`);
+    return value;
+  }
+}
 
 /** The packed form: `initCode`, `accountGasLimits`, `gasFees`, `paymasterAndData`, and no RPC field. */
 function readPackedForm(op: Record<string, unknown>, read: FieldReader, problems: string[]): OperationForm {

