@@ -1,4 +1,5 @@
-import type { CallHook, CallInfo, Exchange, RawResponse, RequestHook, Send, Settle } from './transport.js';
+import type { Deadline } from './abort.js';
+import type { CallHook, CallInfo, Exchange, RawResponse, RequestHook, Send, Settle } from './types.js';
 
 // Types only: the package is an optional peer dependency, loaded by `import()` when a tracer waits.
 type OtelApi = typeof import('@opentelemetry/api');
@@ -208,7 +209,7 @@ export function traced(
 
       const sendIn =
         ({ api, tracer, context }: CallSpan, send: Send): Send =>
-        async (exchange: Exchange, startedAt: number): Promise<RawResponse> => {
+        async (exchange: Exchange, deadline: Deadline): Promise<RawResponse> => {
           const resends = sends++;
           const span = tracer.startSpan(
             name,
@@ -224,7 +225,7 @@ export function traced(
           );
           try {
             const response = await api.context.with(api.trace.setSpan(context, span), () =>
-              send(exchange, startedAt),
+              send(exchange, deadline),
             );
             lastStatus = response.status;
             lastRequestId = response.headers.get('x-request-id') ?? undefined;
