@@ -27,8 +27,16 @@ export class Deadline {
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #onAbort: (() => void) | undefined;
 
-  /** `ms` of `Infinity` bounds the work by the signal alone; 0 or less is over at once. */
-  constructor(ms: number, signal: AbortSignal | undefined, errors: DeadlineErrors) {
+  /**
+   * `ms` of `Infinity` bounds the work by the signal alone; 0 or less is over at once. `unref`:
+   * the timer does not keep the process alive (work nobody waits on, a cache lookup).
+   */
+  constructor(
+    ms: number,
+    signal: AbortSignal | undefined,
+    errors: DeadlineErrors,
+    { unref = false }: { unref?: boolean } = {},
+  ) {
     this.#endsAt = performance.now() + ms;
     if (signal?.aborted) {
       this.#stop(errors.aborted());
@@ -38,7 +46,10 @@ export class Deadline {
       this.#stop(errors.timedOut());
       return;
     }
-    if (Number.isFinite(ms)) this.#timer = setTimeout(() => this.#stop(errors.timedOut()), ms);
+    if (Number.isFinite(ms)) {
+      this.#timer = setTimeout(() => this.#stop(errors.timedOut()), ms);
+      if (unref) this.#timer.unref?.();
+    }
     if (signal) {
       this.#caller = signal;
       this.#onAbort = () => this.#stop(errors.aborted());
@@ -68,6 +79,13 @@ export class Deadline {
   /** What is left of its time, in milliseconds; 0 once over. */
   remainingMs(): number {
     return this.over ? 0 : Math.max(0, this.#endsAt - performance.now());
+  }
+
+  /** Resolves once the deadline ends, whichever way. */
+  ended(): Promise<void> {
+    const { signal } = this.#controller;
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
   }
 
   /** Settles with `promise`, or rejects with the deadline's error once it ends first. */
@@ -118,14 +136,20 @@ export function within<T>(
   return deadline.race(promise).finally(() => deadline.clear());
 }
 
-/** Waits `ms`, or rejects with `reason()` as soon as `signal` aborts. Never keeps a timer alive after. */
-export function sleep(ms: number, signal: AbortSignal | undefined, reason: () => unknown): Promise<void> {
-  if (ms <= 0) return signal?.aborted ? Promise.reject(reason()) : Promise.resolve();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const wait = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  return within(wait, Number.POSITIVE_INFINITY, signal, { timedOut: reason, aborted: reason }).finally(() =>
-    clearTimeout(timer),
-  );
+/** What a `sleep` ends with when its time is up: not an error. */
+const SLEPT = Symbol('slept');
+
+/**
+ * Waits `ms`, or rejects with `reason()` as soon as `signal` aborts: a deadline whose end by time
+ * is the point. Never keeps a timer alive after; with `unref`, not even while it waits.
+ */
+export async function sleep(
+  ms: number,
+  signal: AbortSignal | undefined,
+  reason: () => unknown,
+  options?: { unref?: boolean },
+): Promise<void> {
+  const deadline = new Deadline(ms, signal, { timedOut: () => SLEPT, aborted: reason }, options);
+  await deadline.ended();
+  if (deadline.reason !== SLEPT) throw deadline.reason;
 }
