@@ -566,7 +566,8 @@ export class PartnerClient {
     return apiCall(
       options,
       'me',
-      async (checked) => (await callEndpoint(this.#api, ENDPOINTS.me, {}, checked)).data,
+      async (checked, sink) =>
+        (await callEndpoint(this.#api, ENDPOINTS.me, undefined, checked, { sink })).data,
     );
   }
 
@@ -584,8 +585,8 @@ export class PartnerClient {
    * const { data, requestId } = await client.request({ path: '/users/{userId}', params: { userId } }).withResponse();
    */
   request<T = unknown>(request: ApiRequest<T>, options?: RequestOptions): ApiPromise<T> {
-    return apiCall(options, 'PartnerClient.request', (checked) =>
-      callAny(this.#api, request, checked, 'PartnerClient.request'),
+    return apiCall(options, 'PartnerClient.request', (checked, sink) =>
+      callAny(this.#api, request, checked, 'PartnerClient.request', sink),
     );
   }
 
@@ -618,8 +619,8 @@ export class PartnerClient {
     options: RequestOptions | undefined,
   ): ApiPromise<T> {
     const where = `PartnerClient.${method.toLowerCase()}`;
-    return apiCall(options, where, (checked) =>
-      callAny(this.#api, { ...readInit(where, request), method, path }, checked, where),
+    return apiCall(options, where, (checked, sink) =>
+      callAny(this.#api, { ...readInit(where, request), method, path }, checked, where, sink),
     );
   }
 

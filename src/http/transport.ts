@@ -1,5 +1,5 @@
 import type { EventEmitter } from 'eventemitter3';
-import { sinkOf } from '../core/api-promise.js';
+import type { ResponseSink } from '../core/api-promise.js';
 import type { ClientEvents } from '../core/events.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { ApiError } from '../errors/api-error.js';
@@ -22,6 +22,7 @@ import {
   type DataRequest,
   type Exchange,
   type FetchLike,
+  fillPath,
   type HeaderValues,
   parseJson,
   type RawResponse,
@@ -45,7 +46,7 @@ export type {
   Send,
   Settle,
 } from './types.js';
-export { parseJson } from './types.js';
+export { fillPath, parseJson } from './types.js';
 
 export interface TransportConfig {
   fetch: FetchLike;
@@ -146,10 +147,11 @@ export class Transport {
     options: RequestOptions | undefined,
     label = request.path,
     given?: Deadline,
+    sink?: ResponseSink,
   ): Promise<RawResponse> {
     const deadline = given ?? this.deadline(request.method, label, options);
     try {
-      return await this.#exchange(request, attempt, options, label, deadline);
+      return await this.#exchange(request, attempt, options, label, deadline, sink);
     } finally {
       if (!given) deadline.clear();
     }
@@ -161,6 +163,7 @@ export class Transport {
     options: RequestOptions | undefined,
     label: string,
     deadline: Deadline,
+    sink: ResponseSink | undefined,
   ): Promise<RawResponse> {
     const { events, maxResponseBytes } = this.#config;
     if (deadline.over) throw deadline.reason;
@@ -201,7 +204,7 @@ export class Transport {
           issues: [{ path: '', message: `the body is longer than maxResponseBytes (${maxResponseBytes})` }],
         });
       }
-      sinkOf(options)?.(response, requestId);
+      sink?.(response, requestId);
       let headers = response.headers;
       if (requestId !== sentId) {
         headers = new Headers(headers);
@@ -302,7 +305,7 @@ export class Transport {
    * transport itself knows no credentials.
    */
   async request<T>(spec: DataRequest<T>, options: RequestOptions | undefined, hook: RequestHook): Promise<T> {
-    const label = spec.label ?? spec.path;
+    const label = spec.path;
     const retryable = spec.retryable ?? true;
     const own: HeaderValues =
       spec.body === undefined
@@ -310,7 +313,7 @@ export class Transport {
         : { accept: 'application/json', 'content-type': 'application/json' };
     const request: Exchange = {
       method: spec.method,
-      path: spec.path,
+      path: fillPath(spec.path, spec.params),
       ...(spec.searchParams ? { searchParams: spec.searchParams } : {}),
       // The caller's headers were checked not to name the SDK's own, which come last regardless.
       headers: options?.headers ? { ...options.headers, ...own } : own,
@@ -318,7 +321,8 @@ export class Transport {
       onSent: spec.onSent,
     };
     let lastAttempt = 0;
-    const send: Send = (sent, deadline) => this.exchange(sent, ++lastAttempt, options, label, deadline);
+    const send: Send = (sent, deadline) =>
+      this.exchange(sent, ++lastAttempt, options, label, deadline, spec.sink);
     const settle: Settle<T> = (answer) => this.#settle(spec, label, answer);
     const call = (this.#config.wrapHook?.(hook) ?? hook).open({
       method: spec.method,

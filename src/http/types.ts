@@ -1,3 +1,4 @@
+import type { ResponseSink } from '../core/api-promise.js';
 import type { RequestOptions } from '../core/request-options.js';
 import type { IssueList } from '../schemas/issues.js';
 import type { Deadline } from './abort.js';
@@ -26,13 +27,21 @@ export interface Exchange {
   onSent?: (() => void) | undefined;
 }
 
+/**
+ * The one description of a data call, from an `ENDPOINTS` row or `client.request` down to ky: what
+ * to send, how to read the answer, how it may be repeated, and where its answers are reported.
+ */
 export interface DataRequest<T> {
   /** The ids the call names (`userId`, `routeId`, …), for a 404's error to name them. */
   ids?: Readonly<Record<string, string>>;
   method: Exchange['method'];
+  /**
+   * The path template below `/api/v1/s2s` (`/bridge/transfers/{transferId}`): events, spans and
+   * errors show it as is; the transport fills each `{name}` from `params`, once.
+   */
   path: string;
-  /** The path as events and errors show it: the template (`/bridge/transfers/{transferId}`), no query. */
-  label?: string;
+  /** Values of the path's placeholders, checked by the caller. */
+  params?: Readonly<Record<string, string>>;
   searchParams?: URLSearchParams;
   /** An already serialised JSON body. */
   body?: string;
@@ -48,6 +57,17 @@ export interface DataRequest<T> {
   idempotent?: boolean;
   /** Called as each attempt is handed to fetch, so that a caller knows the request went out. */
   onSent?: () => void;
+  /** Told of each answer, for `.withResponse()`: the call's, never part of its options. */
+  sink?: ResponseSink | undefined;
+}
+
+const PLACEHOLDER = /\{(\w+)\}/g;
+
+/** `template` with each `{name}` replaced by its encoded value from `params`. */
+export function fillPath(template: string, params: Readonly<Record<string, string>> | undefined): string {
+  return params
+    ? template.replace(PLACEHOLDER, (_, name: string) => encodeURIComponent(params[name] as string))
+    : template;
 }
 
 /**

@@ -1,8 +1,9 @@
 import * as z from 'zod';
+import type { ResponseSink } from '../core/api-promise.js';
 import { parseArgs } from '../core/args.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { ArgumentError } from '../errors/client-errors.js';
-import type { Exchange, Parser } from '../http/transport.js';
+import { type Exchange, fillPath, type Parser } from '../http/types.js';
 import type { IssueList } from '../schemas/issues.js';
 import type { Api } from './endpoints.js';
 import { paramProblem, segmentProblem } from './params.js';
@@ -107,11 +108,6 @@ function segmentsProblem(path: string): string | undefined {
   return undefined;
 }
 
-/** `template` with each `{name}` replaced by its encoded value. */
-function fill(template: string, params: Readonly<Record<string, string>>): string {
-  return template.replace(PLACEHOLDER, (_, name: string) => encodeURIComponent(params[name] as string));
-}
-
 // Built on the first `client.request`, not at import, like the SDK's other schemas.
 const querySchema = z.lazy(() =>
   z.union([
@@ -183,7 +179,7 @@ const requestSchema = z.lazy(() =>
         }
       }
       // Values that pass alone may still make a way out together (`%2` and `e%2e` in `{a}{b}`).
-      const joined = fillable && names.length > 0 ? segmentsProblem(fill(value.path, params)) : undefined;
+      const joined = fillable && names.length > 0 ? segmentsProblem(fillPath(value.path, params)) : undefined;
       if (joined)
         ctx.addIssue({ code: 'custom', path: ['params'], message: `once filled into path, ${joined}` });
       if (value.body !== undefined && (value.method ?? 'GET') === 'GET')
@@ -261,21 +257,21 @@ function answerParser<T>(schema: Parser<T> | undefined, unwrap: boolean): Parser
 export function callAny<T>(
   api: Api,
   input: ApiRequest<T>,
-  options: RequestOptions,
+  options: RequestOptions | undefined,
   where: string,
+  sink?: ResponseSink,
 ): Promise<T> {
   const spec = parseArgs(requestSchema, input, where);
   const method = spec.method ?? 'GET';
-  const template = spec.path.startsWith('/') ? spec.path : `/${spec.path}`;
   const params = spec.params;
-  const path = params ? fill(template, params) : template;
   const body = spec.body === undefined ? undefined : serialiseBody(spec.body, where);
   const searchParams = toSearchParams(spec.query);
   return api.transport.request(
     {
       method,
-      path,
-      label: template,
+      path: spec.path.startsWith('/') ? spec.path : `/${spec.path}`,
+      ...(params ? { params } : {}),
+      ...(sink ? { sink } : {}),
       ...(searchParams ? { searchParams } : {}),
       ...(body === undefined ? {} : { body }),
       scopes: spec.scopes ?? [],
