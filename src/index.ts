@@ -52,6 +52,7 @@ export type {
 export type { Logger, LogLevel } from './core/logger.js';
 export { Page, PagePromise } from './core/pagination.js';
 export type { RequestOptions } from './core/request-options.js';
+export type { StandardSchemaV1 } from './core/standard-schema.js';
 export {
   CallbackBusyError,
   CallbackListenerError,

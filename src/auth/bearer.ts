@@ -108,7 +108,7 @@ export class BearerAuth implements RequestHook, DataTransport {
         const credentialStopped =
           response.status === 401 && (call.probe || (replayed && token.accessToken !== rejectedFirst));
         try {
-          return settle({ request: sent, response, grantedScopes: token.scopes, credentialStopped });
+          return await settle({ request: sent, response, grantedScopes: token.scopes, credentialStopped });
         } catch (error) {
           if (error instanceof AuthenticationError) {
             await tokens.invalidate(token);

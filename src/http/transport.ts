@@ -2,6 +2,7 @@ import type { EventEmitter } from 'eventemitter3';
 import type { ResponseSink } from '../core/api-promise.js';
 import type { ClientEvents } from '../core/events.js';
 import type { RequestOptions } from '../core/request-options.js';
+import type { ParseResult } from '../core/standard-schema.js';
 import { ApiError } from '../errors/api-error.js';
 import { isPartnerError } from '../errors/base.js';
 import {
@@ -350,7 +351,7 @@ export class Transport {
   }
 
   /** Turns an answer into the call's result: the parsed data, or the typed error of its status. */
-  #settle<T>(spec: DataRequest<T>, label: string, answer: Answer): T {
+  #settle<T>(spec: DataRequest<T>, label: string, answer: Answer): T | Promise<T> {
     const { response } = answer;
     if (response.status >= 200 && response.status < 300) return this.#parse(spec, label, response);
     const parsed = parseJson(response.text);
@@ -368,7 +369,7 @@ export class Transport {
     });
   }
 
-  #parse<T>(spec: DataRequest<T>, label: string, response: RawResponse): T {
+  #parse<T>(spec: DataRequest<T>, label: string, response: RawResponse): T | Promise<T> {
     const json = parseJson(response.text);
     if (!json.ok) {
       throw new ResponseValidationError({
@@ -378,15 +379,16 @@ export class Transport {
         issues: [{ path: '', message: 'the body is not JSON' }],
       });
     }
-    const result = spec.schema.safeParse(json.value);
-    if (!result.success) {
+    const finish = (result: ParseResult<T>): T => {
+      if (result.success) return result.data;
       throw new ResponseValidationError({
         method: spec.method,
         path: label,
         status: response.status,
         issues: toIssues(result.error),
       });
-    }
-    return result.data;
+    };
+    const result = spec.schema.safeParse(json.value);
+    return result instanceof Promise ? result.then(finish) : finish(result);
   }
 }

@@ -1,6 +1,6 @@
 import type { ResponseSink } from '../core/api-promise.js';
 import type { RequestOptions } from '../core/request-options.js';
-import type { IssueList } from '../schemas/issues.js';
+import type { ParseResult } from '../core/standard-schema.js';
 import type { Deadline } from './abort.js';
 
 /** An HTTP answer, read in full within the attempt's time. */
@@ -79,9 +79,12 @@ export function fillPath(template: string, params: Readonly<Record<string, strin
 // `any`: undici's own fetch types its init with undici's types, which are not the global ones.
 export type FetchLike = (url: string, init: any) => Promise<unknown>;
 
-/** Anything with zod's `safeParse` shape: a zod schema, or a hand-written reader of a body. */
+/**
+ * Anything with zod's `safeParse` shape: a zod schema, or a hand-written reader of a body. Its
+ * answer may be a promise (a Standard Schema whose check is async).
+ */
 export interface Parser<T> {
-  safeParse(value: unknown): { success: true; data: T } | { success: false; error: IssueList };
+  safeParse(value: unknown): ParseResult<T> | Promise<ParseResult<T>>;
 }
 
 export function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
@@ -107,7 +110,7 @@ export interface Answer {
 }
 
 /** Makes the call's result from an answer: the parsed data, or throws the typed error of its status. */
-export type Settle<T> = (answer: Answer) => T;
+export type Settle<T> = (answer: Answer) => T | Promise<T>;
 
 /** What a hook learns of the call it decorates. */
 export interface CallInfo {
