@@ -430,7 +430,7 @@ export class PartnerClient {
     }
     this.#options = config;
     this.#strict = config.strict ?? DEFAULTS.strict;
-    const defaultHeaders: Record<string, string> = { 'user-agent': userAgent() };
+    const defaultHeaders: Record<string, string> = {};
     for (const [name, value] of Object.entries(config.defaultHeaders ?? {}))
       if (value !== null) defaultHeaders[name] = value;
     const makeTransport = (shared: Pick<Shared, 'baseUrl' | 'fetch' | 'secrets'>, tracing: Tracing) =>
@@ -438,6 +438,7 @@ export class PartnerClient {
         fetch: shared.fetch,
         prefix: `${shared.baseUrl}${API_PREFIX}`,
         defaultHeaders,
+        userAgent: userAgent(),
         fetchOptions: config.fetchOptions,
         events: this.#events,
         timeoutMs: config.timeoutMs ?? DEFAULTS.timeoutMs,

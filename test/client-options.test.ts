@@ -327,6 +327,18 @@ describe('headers and the User-Agent', () => {
     await makeClient(service, { defaultHeaders: { 'user-agent': 'acme-backend/2.0' } }).bridge.routes();
     expect(service.calls.every((call) => call.headers.get('user-agent') === 'acme-backend/2.0')).toBe(true);
   });
+
+  it('leaves the User-Agent out of a call whose headers set it to null, and only that call', async () => {
+    const service = mockService({ routes: { 'GET /bridge/routes': routesOk } });
+    const client = makeClient(service);
+    await client.bridge.routes({ headers: { 'user-agent': null } });
+    await client.bridge.routes({ headers: { 'user-agent': 'job-runner/1' } });
+    await client.bridge.routes();
+    const [, bare, named, plain] = service.calls as [MockRequest, MockRequest, MockRequest, MockRequest];
+    expect(bare.headers.has('user-agent')).toBe(false);
+    expect(named.headers.get('user-agent')).toBe('job-runner/1');
+    expect(plain.headers.get('user-agent')).toMatch(/^partner-s2s-sdk\//);
+  });
 });
 
 describe('fetch and fetchOptions', () => {

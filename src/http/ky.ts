@@ -22,20 +22,24 @@ function loadKy(): Promise<typeof import('ky')> {
 /** The ky context of one request: what its hook puts on it. */
 interface Context {
   token?: string | undefined;
+  /** False when the call took the User-Agent out. */
+  userAgent?: boolean;
 }
 
 /**
  * One client's ky instance, made on its first request. `authorization: Bearer …` comes from the
- * request's context in a `beforeRequest` hook, so that no code path but ky's builds the request.
+ * request's context in a `beforeRequest` hook, and so does the SDK's User-Agent.
  */
 export class KyClient {
   #ky: KyInstance | undefined;
   readonly #prefix: string;
   readonly #headers: Readonly<Record<string, string>>;
+  readonly #userAgent: string;
 
-  constructor(prefix: string, headers: Readonly<Record<string, string>>) {
+  constructor(prefix: string, headers: Readonly<Record<string, string>>, userAgent: string) {
     this.#prefix = prefix;
     this.#headers = headers;
+    this.#userAgent = userAgent;
   }
 
   /** The instance, once loaded; `undefined` before the first request. */
@@ -45,6 +49,7 @@ export class KyClient {
 
   async load(): Promise<KyInstance> {
     const { default: ky } = await loadKy();
+    const userAgent = this.#userAgent;
     this.#ky ??= ky.create({
       prefix: this.#prefix,
       headers: this.#headers,
@@ -58,8 +63,11 @@ export class KyClient {
       hooks: {
         beforeRequest: [
           ({ request, options }) => {
-            const { token } = options.context as Context;
-            if (token !== undefined) request.headers.set('authorization', `Bearer ${token}`);
+            const context = options.context as Context;
+            if (context.token !== undefined) request.headers.set('authorization', `Bearer ${context.token}`);
+            // The partner's `defaultHeaders` may name their own.
+            if (context.userAgent !== false && !request.headers.has('user-agent'))
+              request.headers.set('user-agent', userAgent);
           },
         ],
       },

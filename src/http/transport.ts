@@ -53,8 +53,10 @@ export interface TransportConfig {
   fetch: FetchLike;
   /** The base URL with the `/api/v1/s2s` prefix, no trailing slash. */
   prefix: string;
-  /** Sent with every request, token requests included (the User-Agent among them). */
+  /** Sent with every request, token requests included. */
   defaultHeaders: Readonly<Record<string, string>>;
+  /** The SDK's User-Agent, set by ky's hook where no header names one. */
+  userAgent: string;
   /** Merged into every fetch init (a `dispatcher`, say), under the SDK's own fields. */
   fetchOptions: Readonly<Record<string, unknown>> | undefined;
   events: EventEmitter<ClientEvents>;
@@ -99,7 +101,7 @@ export class Transport {
   constructor(config: TransportConfig) {
     this.#config = config;
     this.#secrets = [...config.secrets, ...credentialValues(config.defaultHeaders)];
-    this.#ky = new KyClient(config.prefix, config.defaultHeaders);
+    this.#ky = new KyClient(config.prefix, config.defaultHeaders, config.userAgent);
   }
 
   #policy(options: RequestOptions | undefined): RetryPolicy {
@@ -251,7 +253,8 @@ export class Transport {
           ...(request.searchParams ? { searchParams: request.searchParams } : {}),
           ...(request.body === undefined ? {} : { body: request.body }),
           signal: deadline.signal,
-          context: { token: request.token },
+          // A call's `'user-agent': null` leaves the header out, the SDK's own included.
+          context: { token: request.token, userAgent: request.headers['user-agent'] !== null },
           fetch: fetchAdapter({
             fetch,
             fetchOptions: { ...fetchOptions, ...options?.fetchOptions },
