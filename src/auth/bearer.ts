@@ -4,13 +4,13 @@ import type { Deadline } from '../http/abort.js';
 import type { Transport } from '../http/transport.js';
 import type {
   CallHook,
-  CallInfo,
   DataRequest,
   DataTransport,
   Exchange,
   RequestHook,
   Send,
   Settle,
+  StartDeadline,
 } from '../http/types.js';
 import type { TokenCall, TokenProvider } from './token-provider.js';
 import type { StoredToken } from './token-store.js';
@@ -66,7 +66,13 @@ export class BearerAuth implements RequestHook, DataTransport {
     }
   }
 
-  open({ method, label, retryable, options, deadline: attemptDeadline }: CallInfo): CallHook {
+  open(
+    spec: DataRequest<unknown>,
+    options: RequestOptions | undefined,
+    attemptDeadline: StartDeadline,
+  ): CallHook {
+    const { method, path: label } = spec;
+    const retryable = spec.retryable ?? true;
     const tokens = this.#tokens;
     const call = tokens.begin();
     let replayed = false;

@@ -1,5 +1,15 @@
+import type { RequestOptions } from '../core/request-options.js';
 import type { Deadline } from './abort.js';
-import type { CallHook, CallInfo, Exchange, RawResponse, RequestHook, Send, Settle } from './types.js';
+import type {
+  CallHook,
+  DataRequest,
+  Exchange,
+  RawResponse,
+  RequestHook,
+  Send,
+  Settle,
+  StartDeadline,
+} from './types.js';
 
 // Types only: the package is an optional peer dependency, loaded by `import()` when a tracer waits.
 type OtelApi = typeof import('@opentelemetry/api');
@@ -191,10 +201,10 @@ export function traced(
   server: Server,
 ): RequestHook {
   return {
-    open(call: CallInfo): CallHook {
-      const innerCall = inner.open(call);
-      const name = `${call.method} ${call.label}`;
-      const route = { 'http.request.method': call.method, 'url.template': call.label };
+    open(call: DataRequest<unknown>, options: RequestOptions | undefined, deadline: StartDeadline): CallHook {
+      const innerCall = inner.open(call, options, deadline);
+      const name = `${call.method} ${call.path}`;
+      const route = { 'http.request.method': call.method, 'url.template': call.path };
       // Started at the first attempt, once the package is loaded, in the caller's context.
       let callSpan: CallSpan | undefined;
       let sends = 0;

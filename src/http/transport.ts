@@ -35,7 +35,6 @@ import {
 export type {
   Answer,
   CallHook,
-  CallInfo,
   DataRequest,
   DataTransport,
   Exchange,
@@ -46,6 +45,7 @@ export type {
   RequestHook,
   Send,
   Settle,
+  StartDeadline,
 } from './types.js';
 export { fillPath, parseJson } from './types.js';
 
@@ -328,13 +328,9 @@ export class Transport {
     const send: Send = (sent, deadline) =>
       this.exchange(sent, ++lastAttempt, options, label, deadline, spec.sink);
     const settle: Settle<T> = (answer) => this.#settle(spec, label, answer);
-    const call = (this.#config.wrapHook?.(hook) ?? hook).open({
-      method: spec.method,
-      label,
-      retryable,
-      options,
-      deadline: () => this.deadline(spec.method, label, options),
-    });
+    const call = (this.#config.wrapHook?.(hook) ?? hook).open(spec, options, () =>
+      this.deadline(spec.method, label, options),
+    );
     let failure: { error: unknown } | undefined;
     try {
       return await this.retrying(

@@ -112,20 +112,11 @@ export interface Answer {
 /** Makes the call's result from an answer: the parsed data, or throws the typed error of its status. */
 export type Settle<T> = (answer: Answer) => T | Promise<T>;
 
-/** What a hook learns of the call it decorates. */
-export interface CallInfo {
-  method: Exchange['method'];
-  /** The path as events and errors show it. */
-  label: string;
-  /** False for a submit: its request may act twice, so it is never sent twice. */
-  retryable: boolean;
-  options: RequestOptions | undefined;
-  /**
-   * Starts one attempt's time (`timeoutMs` and the caller's signal): the wait for a token and the
-   * request, body included. The hook clears it once the attempt is over.
-   */
-  deadline(): Deadline;
-}
+/**
+ * Starts one attempt's time (`timeoutMs` and the caller's signal): the wait for a token and the
+ * request, body included. The hook clears it once the attempt is over.
+ */
+export type StartDeadline = () => Deadline;
 
 /**
  * Decorates data calls, in the shape of Octokit's auth hook (`hook(request, options)`): the
@@ -134,8 +125,11 @@ export interface CallInfo {
  * thrown. The retry layer stays the transport's, around each decorated attempt.
  */
 export interface RequestHook {
-  /** One data call starts; what it returns decorates each attempt until `end`. */
-  open(call: CallInfo): CallHook;
+  /**
+   * One data call starts: its description (its path is the template), the caller's options, and
+   * how to start an attempt's time. What it returns decorates each attempt until `end`.
+   */
+  open(call: DataRequest<unknown>, options: RequestOptions | undefined, deadline: StartDeadline): CallHook;
 }
 
 /** One call's decoration, from `RequestHook.open`. */
