@@ -1,383 +1,90 @@
-import { createHash } from 'node:crypto';
-import * as z from 'zod';
 import { BearerAuth } from './auth/bearer.js';
-import { basicAuthorization, fetchToken } from './auth/token-endpoint.js';
+import { fetchToken } from './auth/token-endpoint.js';
 import { TokenProvider } from './auth/token-provider.js';
-import { MemoryTokenStore, type TokenStore } from './auth/token-store.js';
-import type { ApiPromise } from './core/api-promise.js';
+import { MemoryTokenStore } from './auth/token-store.js';
 import {
-  apiCall,
-  byteCount,
-  checkListener,
-  durationMs,
-  fetchOptionsSchema,
-  headersSchema,
-  loggerOption,
-  logLevelOption,
-  maxRetries,
-  parseArgs,
-  parseOptions,
-  readArgs,
-  requestOptionsSchema,
-  withMethods,
-} from './core/args.js';
-import { DEFAULTS } from './core/defaults.js';
+  type ClientConfig,
+  checkClientOptions,
+  mergeOverrides,
+  normalBaseUrl,
+  type PartnerClientOptions,
+  type PartnerClientOverrides,
+  secretForms,
+  tokenStoreKey,
+} from './client/options.js';
+import type { ApiPromise } from './core/api-promise.js';
+import { apiCall, checkListener, parseOptions, readArgs, requestOptionsSchema } from './core/args.js';
+import { API_PREFIX, DEFAULTS } from './core/defaults.js';
 import { EventEmitter } from './core/emitter.js';
 import { CLIENT_EVENTS, type ClientEvents } from './core/events.js';
 import { IsolatedListeners } from './core/isolate.js';
-import {
-  attachLogger,
-  type Logger,
-  type LogLevel,
-  listenerReport,
-  logLevelFromEnv,
-  logWriter,
-} from './core/logger.js';
+import { attachLogger, listenerReport, logLevelFromEnv, logWriter } from './core/logger.js';
 import type { RequestOptions } from './core/request-options.js';
 import { userAgent } from './core/version.js';
 import { ArgumentError } from './errors/client-errors.js';
 import { redactor } from './errors/redact.js';
 import { Bridge } from './flows/bridge.js';
 import { IntentMemory } from './flows/submit.js';
-import type { RetryOptions } from './http/retry.js';
-import { type TracerProviderLike, Tracing, type TracingOption } from './http/tracing.js';
+import { Tracing } from './http/tracing.js';
 import { type FetchLike, Transport } from './http/transport.js';
 import { type Api, callEndpoint, ENDPOINTS } from './resources/endpoints.js';
 import { type ApiRequest, type ApiRequestInit, callAny } from './resources/request.js';
 import type { Me, Scope } from './schemas/auth.js';
 
+export type { PartnerClientOptions, PartnerClientOverrides } from './client/options.js';
 export type { FetchLike } from './http/transport.js';
 
-/** The path prefix of version 1 of the interface; the SDK appends it to `baseUrl`. */
-export const API_PREFIX = '/api/v1/s2s';
-
 /**
- * Options of `new PartnerClient(options)`; see each field for its default.
- *
- * @example
- * const client = new PartnerClient({
- *   baseUrl: 'https://partner.example.com', // '/api/v1/s2s' is appended
- *   clientId: process.env.PARTNER_CLIENT_ID!,
- *   clientSecret: process.env.PARTNER_CLIENT_SECRET!,
- *   scope: ['bridge:read', 'transactions:write'],
- *   timeoutMs: 15_000,
- * });
+ * The key under which `withOptions` hands its state to the client it constructs. Not exported and
+ * not registered (`Symbol.for`): no caller can name it, and what is found under it counts only if
+ * it is a `SharedState` this module made.
  */
-export interface PartnerClientOptions {
-  /**
-   * Where the service runs, without the `/api/v1/s2s` prefix (the SDK appends it).
-   * @example 'https://partner.example.com'
-   */
-  baseUrl: string;
-  /** The credential's client id. */
-  clientId: string;
-  /**
-   * The credential's secret. Never shown in errors, events, logs or `util.inspect`: whatever a
-   * server sends back is cleared of it (and of the Basic credential and bearer token) first.
-   */
-  clientSecret: string;
-  /**
-   * Allow plain `http://` to a host that is not loopback. Off, such a `baseUrl` is an
-   * `ArgumentError`: over plain http the secret and every bearer token cross the network in clear
-   * text. `localhost`, `*.localhost`, `127.x.x.x` and `[::1]` are always allowed.
-   * @default DEFAULTS.allowInsecureHttp (false)
-   * @example new PartnerClient({ baseUrl: 'http://partner.internal:8080', allowInsecureHttp: true, clientId, clientSecret })
-   */
-  allowInsecureHttp?: boolean;
-  /**
-   * Ask for a narrower token: scopes as an array or space-delimited. Omitted: everything the
-   * credential holds. A scope the credential lacks is an `InvalidScopeError`, never a silent downgrade.
-   * @example ['bridge:read', 'transactions:write']
-   */
-  scope?: readonly Scope[] | string;
-  /**
-   * How the credential reaches the token endpoint: in the form body, or as HTTP Basic
-   * (RFC 6749 2.3.1: id and secret form-encoded, then base64).
-   * @default DEFAULTS.clientAuth ('body')
-   */
-  clientAuth?: 'body' | 'basic';
-  /**
-   * Time allowed for one attempt: the wait for a token, when none is cached, plus the request from
-   * sending to the last byte of the answer. A token fetch shared by several calls is bounded by it.
-   * @default DEFAULTS.timeoutMs (30000)
-   */
-  timeoutMs?: number;
-  /**
-   * Retries after a connection error, a timeout, 429 or any 5xx. A submit is never retried.
-   * @default DEFAULTS.maxRetries (2)
-   */
-  maxRetries?: number;
-  /**
-   * The longest answer the client reads, in bytes. A longer success is a `ResponseValidationError`
-   * and is cancelled as soon as it passes the limit, so that a broken or hostile server cannot fill
-   * the heap before the timeout.
-   * @default DEFAULTS.maxResponseBytes (16777216, 16 MiB)
-   * @example new PartnerClient({ ...credentials, maxResponseBytes: 4 * 1024 * 1024 })
-   */
-  maxResponseBytes?: number;
-  /**
-   * Backoff and time bounds of retries; each field left out keeps its default.
-   * @default DEFAULTS.retry
-   */
-  retry?: RetryOptions;
-  /**
-   * The fetch to use: a test double, `createPartnerSimulator().fetch`, or undici's own fetch with a
-   * proxy `dispatcher` in `fetchOptions`. It is called with a URL string and an init object, never a
-   * `Request`, so a fetch from another package reads it; its answer only needs `Response`'s shape.
-   * @default globalThis.fetch
-   * @example
-   * import { fetch, ProxyAgent } from 'undici';
-   * new PartnerClient({ ...credentials, fetch, fetchOptions: { dispatcher: new ProxyAgent(process.env.HTTPS_PROXY!) } });
-   */
-  fetch?: FetchLike;
-  /**
-   * Fields merged into every init handed to `fetch` (a `dispatcher`, say); a call's own
-   * `fetchOptions` go over them. The SDK's `method`, `headers`, `body`, `signal` and `redirect` win.
-   * @example
-   * new PartnerClient({ ...credentials, fetchOptions: { dispatcher: new Agent({ connections: 16 }) } });
-   */
-  fetchOptions?: Record<string, unknown>;
-  /**
-   * Headers sent with every request, token requests included; a call's `headers` go over them.
-   * `authorization`, `content-type`, `content-length` and `host` are the SDK's own and are refused.
-   * The `user-agent` defaults to `partner-s2s-sdk/<version> node/<version>`. The value of a header
-   * named like a credential (`x-api-key`, `proxy-authorization`, `cookie`, anything with `auth`,
-   * `token`, `secret` or `session`; 8 characters or more) is masked, like the secret, in whatever
-   * a server sends back.
-   * @example
-   * new PartnerClient({ ...credentials, defaultHeaders: { 'x-partner-env': 'staging' } });
-   */
-  defaultHeaders?: Record<string, string>;
-  /**
-   * Where log lines go: anything with `debug`, `info`, `warn` and `error`. A line never carries a
-   * header, body, token, signature or secret.
-   * @default console
-   * @example
-   * new PartnerClient({ ...credentials, logger: pino(), logLevel: 'info' });
-   */
-  logger?: Logger;
-  /**
-   * How much to log: `debug` is a line per attempt (method, path template, status, ms, attempt,
-   * request id) and per token fetch; `info` adds retries; `warn` a failed token request; `error` a
-   * refused credential.
-   * @default the `PARTNER_S2S_LOG` environment variable, else 'off'
-   * @example
-   * new PartnerClient({ ...credentials, logLevel: 'debug' });
-   */
-  logLevel?: LogLevel;
-  /**
-   * Construct a client where `window` and `document` exist. Off, that is an `ArgumentError`: a page
-   * hands its code, and with it the client secret, to every visitor. Turn it on only for code that
-   * never reaches a browser a user controls (a test runner in a DOM environment, say).
-   * @default false
-   * @example
-   * new PartnerClient({ ...credentials, dangerouslyAllowBrowser: true });
-   */
-  dangerouslyAllowBrowser?: boolean;
-  /**
-   * Where tokens are kept; share one between processes so they share a token.
-   * @default a store in this process's memory
-   */
-  tokenStore?: TokenStore;
-  /**
-   * Reject answers with fields, states or scopes the SDK does not know. For tests; in production
-   * the SDK keeps unknown fields and lets new enum values through.
-   * @default DEFAULTS.strict (false)
-   */
-  strict?: boolean;
-  /**
-   * OpenTelemetry spans, when `@opentelemetry/api` is installed and a tracer provider is registered
-   * with it: one per call, named by method and route template (`GET /bridge/transfers/{transferId}`),
-   * a CLIENT span per request sent with the HTTP semantic-convention attributes and the answer's
-   * `x-request-id`, and `bridge.execute` with `partner.token`, `partner.verify` and `partner.sign`
-   * under it. Never a header but the request id, a body, a token or the secret. `false` never loads
-   * the package; `{ tracerProvider }` sends this client's spans to a provider of its own instead of
-   * the global one. Spans nest across `await` only with a context manager registered
-   * (`AsyncLocalStorageContextManager`, which the Node SDK registers).
-   * @default true (on when a tracer provider is registered; nothing is loaded otherwise)
-   * @example new PartnerClient({ ...credentials, tracing: false })
-   * @example new PartnerClient({ ...credentials, tracing: { tracerProvider: provider } })
-   */
-  tracing?: TracingOption;
-}
+const SHARED = Symbol('PartnerClient shared state');
 
-const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
-const secret = z.lazy(() => z.string({ error: 'must be a string' }).min(1, 'must not be empty'));
-
-/** Hosts whose traffic never leaves the machine (RFC 6761 names `localhost` and `.localhost`). */
-function isLoopback(hostname: string): boolean {
-  return (
-    hostname === 'localhost' ||
-    hostname.endsWith('.localhost') ||
-    hostname === '[::1]' ||
-    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname)
-  );
-}
-
-/**
- * Checks the base URL; the messages never quote it, since a refused one may hold a password.
- * A bare `?` or `#` leaves `search` and `hash` empty, so the raw text is checked for them too.
- */
-function baseUrlProblem(value: string, allowInsecureHttp: boolean): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return 'must be an http(s) URL';
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http(s) URL';
-  if (url.username || url.password)
-    return 'must not hold a user name or password: pass clientId and clientSecret';
-  if (value.includes('?') || value.includes('#')) return 'must not have a query or fragment';
-  if (url.protocol === 'http:' && !allowInsecureHttp && !isLoopback(url.hostname)) {
-    return 'plain http to a host that is not loopback sends the secret and tokens in clear text: use https, or set allowInsecureHttp: true';
-  }
-  return undefined;
-}
-
-/** The base as the SDK uses it, rebuilt from the parsed URL: no trailing slash, no API prefix. */
-function normalBaseUrl(value: string): string {
-  const url = new URL(value);
-  const path = url.pathname.replace(/\/+$/, '').replace(/\/api\/v1\/s2s$/, '');
-  return `${url.protocol}//${url.host}${path}`;
-}
-
-/** A store key that parts holding the separator cannot forge, and that differs per secret. */
-function tokenStoreKey(baseUrl: string, clientId: string, scope: string | undefined, secret: string): string {
-  const hash = (value: string) => createHash('sha256').update(value).digest('hex');
-  const parts = hash(JSON.stringify([baseUrl, clientId, scope ?? null]));
-  // Salted with the other parts, so the same secret gives unrelated fingerprints; never the secret.
-  const fingerprint = hash(JSON.stringify(['secret', baseUrl, clientId, secret])).slice(0, 32);
-  // v3: a v2 token's `expiresAt` may be stretched to a 30 s floor past the service's own expiry.
-  return `partner-s2s:v3:${parts}:${fingerprint}`;
-}
-
-// Built on the first `new PartnerClient`, not at import.
-const optionsSchema = z.lazy(() =>
-  z
-    .strictObject({
-      baseUrl: z.string({ error: 'must be a URL string' }),
-      allowInsecureHttp: z.boolean({ error: 'must be true or false' }).optional(),
-      clientId: secret,
-      clientSecret: secret,
-      scope: z
-        .union([z.array(z.string()), z.string()], {
-          error: 'must be an array of scopes or a space-delimited string',
-        })
-        .transform((value) => (typeof value === 'string' ? value.split(' ').filter(Boolean) : value))
-        .refine(
-          (scopes) => scopes.every((scope) => SCOPE_TOKEN.test(scope)),
-          'each scope must be a non-empty token without spaces or quotes',
-        )
-        .optional(),
-      clientAuth: z.enum(['body', 'basic'], { error: "must be 'body' or 'basic'" }).optional(),
-      timeoutMs: durationMs.optional(),
-      maxRetries: maxRetries.optional(),
-      maxResponseBytes: byteCount.optional(),
-      retry: z
-        .strictObject({
-          minDelayMs: z.number().nonnegative().finite().optional(),
-          maxDelayMs: z.number().nonnegative().finite().optional(),
-          maxRetryTimeMs: durationMs.optional(),
-          maxRetryAfterMs: z.number().nonnegative().finite().optional(),
-        })
-        .optional(),
-      fetch: z
-        .custom<FetchLike>((value) => typeof value === 'function', 'must be a fetch-compatible function')
-        .optional(),
-      fetchOptions: fetchOptionsSchema.optional(),
-      defaultHeaders: headersSchema.optional(),
-      logger: loggerOption.optional(),
-      logLevel: logLevelOption.optional(),
-      dangerouslyAllowBrowser: z.boolean({ error: 'must be true or false' }).optional(),
-      tokenStore: withMethods<TokenStore>(
-        ['get', 'set', 'delete'],
-        'must have get, set and delete methods',
-      ).optional(),
-      strict: z.boolean().optional(),
-      tracing: z
-        .union(
-          [
-            z.boolean(),
-            z.strictObject({
-              tracerProvider: withMethods<TracerProviderLike>(['getTracer'], 'must have a getTracer method'),
-            }),
-          ],
-          { error: 'must be true, false or { tracerProvider }' },
-        )
-        .optional(),
-    })
-    .superRefine((value, ctx) => {
-      const problem = baseUrlProblem(value.baseUrl, value.allowInsecureHttp === true);
-      if (problem) ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: problem });
-    }),
-);
-
-/** The secret as a server may echo it: raw, form- and URI-encoded, and the Basic credential. */
-function secretForms(clientId: string, clientSecret: string): string[] {
-  const basic = basicAuthorization(clientId, clientSecret);
-  return [
-    clientSecret,
-    new URLSearchParams({ v: clientSecret }).toString().slice(2),
-    encodeURIComponent(clientSecret),
-    basic,
-    basic.slice('Basic '.length),
-  ];
-}
-
-/**
- * Options `withOptions` can change: everything but what identifies the credential and its token
- * cache (base URL, id, secret, scope, `clientAuth`, `tokenStore`) and the fetch that holds the
- * connection pool.
- */
-export type PartnerClientOverrides = Pick<
-  PartnerClientOptions,
-  | 'timeoutMs'
-  | 'maxRetries'
-  | 'maxResponseBytes'
-  | 'retry'
-  | 'defaultHeaders'
-  | 'fetchOptions'
-  | 'logger'
-  | 'logLevel'
-  | 'strict'
-  | 'tracing'
->;
-
-const FIXED_BY_CREDENTIAL = [
-  'baseUrl',
-  'clientId',
-  'clientSecret',
-  'scope',
-  'clientAuth',
-  'tokenStore',
-  'fetch',
-  'allowInsecureHttp',
-  'dangerouslyAllowBrowser',
-] as const;
+/** The options object `withOptions` builds: the caller's options, and the state it shares. */
+type InternalClientOptions = PartnerClientOptions & { [SHARED]?: SharedState };
 
 /**
  * What a client and the clients `withOptions` makes from it share: the credential, its tokens, and
  * the intents built and submitted through any of them.
  */
-interface Shared {
-  baseUrl: string;
-  clientId: string;
-  fetch: FetchLike;
-  secrets: string[];
-  tokens: TokenProvider;
+class SharedState {
+  declare readonly baseUrl: string;
+  declare readonly clientId: string;
+  declare readonly fetch: FetchLike;
+  declare readonly secrets: string[];
+  declare readonly tokens: TokenProvider;
   /** The token requests' transport: the settings of the client that made the token cache. */
-  tokenTransport: Transport;
-  intents: IntentMemory;
-}
+  declare readonly tokenTransport: Transport;
+  declare readonly intents: IntentMemory;
+  // Only instances this class made carry it: a look-alike object, whatever its prototype, fails `of`.
+  readonly #genuine = true;
 
-/** Set only while `withOptions` constructs a client around an existing token cache. */
-let sharing: Shared | undefined;
+  constructor(parts: Omit<SharedState, 'toJSON'>) {
+    Object.assign(this, parts);
+  }
 
-/** True where a page's scripts run: `window` and `document` both exist (not Deno, Bun or Node). */
-function inBrowser(): boolean {
-  const scope = globalThis as { window?: unknown; document?: unknown };
-  return typeof scope.window !== 'undefined' && typeof scope.document !== 'undefined';
+  /** The state under `SHARED`, when `options` was built by `withOptions`; otherwise none. */
+  static of(options: unknown): SharedState | undefined {
+    if (typeof options !== 'object' || options === null) return undefined;
+    let found: unknown;
+    try {
+      found = Object.getOwnPropertyDescriptor(options, SHARED)?.value;
+    } catch {
+      // A proxy that throws here: the options check names the problem.
+      return undefined;
+    }
+    return typeof found === 'object' && found !== null && #genuine in found ? found : undefined;
+  }
+
+  /** Secrets and tokens stay out of logs: `util.inspect` and `JSON.stringify` show no field. */
+  toJSON(): Record<string, never> {
+    return {};
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return 'SharedState {}';
+  }
 }
 
 /**
@@ -403,37 +110,23 @@ export class PartnerClient {
   readonly #auth: BearerAuth;
   readonly #api: Api;
   readonly #strict: boolean;
-  readonly #shared: Shared;
+  readonly #shared: SharedState;
   /**
    * The options as checked, for `withOptions` to start from: a copy, so that changes the caller
    * makes to its object afterwards reach no client.
    */
-  readonly #options: z.output<typeof optionsSchema>;
+  readonly #options: ClientConfig;
 
   constructor(options: PartnerClientOptions) {
-    // Taken before reading the options: a getter among them that makes a client must not hand it
-    // this credential's token cache.
-    const shared = sharing;
-    sharing = undefined;
-    const config = parseArgs(optionsSchema, options, 'PartnerClient options');
-    if (inBrowser() && config.dangerouslyAllowBrowser !== true) {
-      throw new ArgumentError({
-        where: 'PartnerClient options',
-        issues: [
-          {
-            path: 'dangerouslyAllowBrowser',
-            message:
-              'this looks like a browser (window and document exist): a page hands the client secret to everyone who loads it. Call the service from your backend; set dangerouslyAllowBrowser: true only where no user can read the code',
-          },
-        ],
-      });
-    }
+    // Only the options object `withOptions` built carries a state; any other makes a credential of its own.
+    const shared = SharedState.of(options);
+    const config = checkClientOptions(options);
     this.#options = config;
     this.#strict = config.strict ?? DEFAULTS.strict;
     const defaultHeaders: Record<string, string> = {};
     for (const [name, value] of Object.entries(config.defaultHeaders ?? {}))
       if (value !== null) defaultHeaders[name] = value;
-    const makeTransport = (shared: Pick<Shared, 'baseUrl' | 'fetch' | 'secrets'>, tracing: Tracing) =>
+    const makeTransport = (shared: Pick<SharedState, 'baseUrl' | 'fetch' | 'secrets'>, tracing: Tracing) =>
       new Transport({
         fetch: shared.fetch,
         prefix: `${shared.baseUrl}${API_PREFIX}`,
@@ -458,7 +151,7 @@ export class PartnerClient {
     let tracing: Tracing;
     if (shared) {
       this.#shared = shared;
-      tracing = new Tracing(config.tracing ?? true, shared.baseUrl);
+      tracing = new Tracing(config.tracing ?? DEFAULTS.tracing, shared.baseUrl);
       transport = makeTransport(shared, tracing);
     } else {
       const baseUrl = normalBaseUrl(config.baseUrl);
@@ -472,7 +165,7 @@ export class PartnerClient {
       // Looked up at each call, not now: a test may replace the global fetch after the client is made.
       const fetch: FetchLike = config.fetch ?? ((url, init) => globalThis.fetch(url, init));
       const secrets = secretForms(config.clientId, config.clientSecret);
-      tracing = new Tracing(config.tracing ?? true, baseUrl);
+      tracing = new Tracing(config.tracing ?? DEFAULTS.tracing, baseUrl);
       transport = makeTransport({ baseUrl, fetch, secrets }, tracing);
       const tokenTransport = transport;
       const tokens = new TokenProvider({
@@ -482,7 +175,7 @@ export class PartnerClient {
         emit: (event) => this.#events.emit('token', event),
         span: tracing.span,
       });
-      this.#shared = {
+      this.#shared = new SharedState({
         baseUrl,
         clientId: config.clientId,
         fetch,
@@ -490,11 +183,11 @@ export class PartnerClient {
         tokens,
         tokenTransport,
         intents: new IntentMemory(),
-      };
+      });
     }
     this.baseUrl = this.#shared.baseUrl;
     this.#clientId = this.#shared.clientId;
-    const level = config.logLevel ?? logLevelFromEnv() ?? 'off';
+    const level = config.logLevel ?? logLevelFromEnv() ?? DEFAULTS.logLevel;
     const logger = config.logger ?? console;
     attachLogger(this.#events, logger, level);
     // What a partner's listener or callback throws is a warning of this client, never an outcome.
@@ -526,35 +219,10 @@ export class PartnerClient {
    * const tagged = client.withOptions({ defaultHeaders: { 'x-job-id': jobId } });
    */
   withOptions(overrides: PartnerClientOverrides): PartnerClient {
-    const where = 'PartnerClient.withOptions';
-    // Read once: a getter cannot pass the check below and then answer differently.
-    const given = readOnce(where, overrides);
-    const fixed = Object.keys(given).filter((key) =>
-      (FIXED_BY_CREDENTIAL as readonly string[]).includes(key),
-    );
-    if (fixed.length > 0) {
-      throw new ArgumentError({
-        where,
-        issues: fixed.map((key) => ({
-          path: key,
-          message: 'belongs to the credential and its token cache: construct a new PartnerClient instead',
-        })),
-      });
-    }
-    const merged = { ...this.#options, ...given } as PartnerClientOptions;
-    if (given.defaultHeaders && this.#options.defaultHeaders) {
-      // A `null` (the header left out) is checked again like any value.
-      merged.defaultHeaders = readOnce(where, {
-        ...this.#options.defaultHeaders,
-        ...given.defaultHeaders,
-      }) as Record<string, string>;
-    }
-    sharing = this.#shared;
-    try {
-      return new PartnerClient(merged);
-    } finally {
-      sharing = undefined;
-    }
+    const options: InternalClientOptions = mergeOverrides(this.#options, overrides);
+    // Not enumerable: a copy or a look at the options carries no state, and the options check skips it.
+    Object.defineProperty(options, SHARED, { value: this.#shared });
+    return new PartnerClient(options);
   }
 
   /**
@@ -685,14 +353,6 @@ export class PartnerClient {
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return `PartnerClient ${JSON.stringify(this.toJSON())}`;
   }
-}
-
-/** A plain copy of a caller's options object, read once; a throwing proxy is an `ArgumentError`. */
-function readOnce<T extends object>(where: string, value: T): T {
-  if (typeof value !== 'object' || value === null) {
-    throw new ArgumentError({ where, issues: [{ path: '', message: 'must be an object of options' }] });
-  }
-  return readArgs(where, () => ({ ...value }));
 }
 
 /** The init of `get`/`post` as a plain object (its `method` and `path` are the shorthand's). */

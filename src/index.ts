@@ -1,69 +1,36 @@
 /**
  * `partner-s2s-sdk`: the client, the bridge flows, the batch verifier and signer, the callback
- * router, the errors and their guards.
+ * router, the errors and their guards. The simulator and batch builders are in
+ * `partner-s2s-sdk/testing`, the Redis token and callback stores in `partner-s2s-sdk/redis`.
  *
  * @module partner-s2s-sdk
  */
 
-export type { StoredToken, TokenLock, TokenStore } from './auth/token-store.js';
-export { MemoryTokenStore } from './auth/token-store.js';
-export {
-  type BridgeCallbackKind,
-  CALLBACK_KINDS,
-  type ParsedCallback,
-  parseBridgeCallback,
-} from './callbacks/parse.js';
-export {
-  type CallbackRequest,
-  CallbackRouter,
-  type CallbackRouterEvents,
-  type CallbackRouterOptions,
-  createCallbackRouter,
-  type DispatchOutcome,
-  type IgnoredCallback,
-  type IgnoredReason,
-  type RejectedDelivery,
-} from './callbacks/router.js';
-export {
-  type CallbackStore,
-  type ClaimRequest,
-  type ClaimResult,
-  compareClaim,
-  MemoryCallbackStore,
-  type RecordedState,
-} from './callbacks/store.js';
-export {
-  API_PREFIX,
-  type FetchLike,
-  PartnerClient,
-  type PartnerClientOptions,
-  type PartnerClientOverrides,
-} from './client.js';
-export { type AmountInput, fromRawAmount, toRawAmount } from './core/amounts.js';
-export { ApiPromise, type WithResponse } from './core/api-promise.js';
-export { DEFAULTS } from './core/defaults.js';
-export type {
-  ClientEvents,
-  RequestEvent,
-  ResponseEvent,
-  RetryEvent,
-  TokenEvent,
-} from './core/events.js';
-export type { Logger, LogLevel } from './core/logger.js';
-export { Page, PagePromise } from './core/pagination.js';
-export type { RequestOptions } from './core/request-options.js';
-export type { StandardSchemaV1 } from './core/standard-schema.js';
-export {
-  CallbackBusyError,
-  CallbackListenerError,
-  CallbackTimeoutError,
-  type CallbackTimeoutStage,
-} from './errors/callback-errors.js';
-export * from './errors/index.js';
-export type { ApiRequest, ApiRequestInit, QueryValue } from './resources/request.js';
-
+// biome-ignore-all assist/source/organizeImports: the exports are grouped by concept, not sorted by path.
 import type { Bridge as BridgeResource, Transfers as TransfersResource } from './flows/bridge.js';
 
+// The client: its options and their defaults, what each call takes and returns.
+export { PartnerClient } from './client.js';
+export type { FetchLike, PartnerClientOptions, PartnerClientOverrides } from './client.js';
+export { API_PREFIX, DEFAULTS } from './core/defaults.js';
+export type { RequestOptions } from './core/request-options.js';
+export { ApiPromise, type WithResponse } from './core/api-promise.js';
+export { Page, PagePromise } from './core/pagination.js';
+export type { StandardSchemaV1 } from './core/standard-schema.js';
+export type { ApiRequest, ApiRequestInit, QueryValue } from './resources/request.js';
+export type { RetryOptions } from './http/retry.js';
+export type { TracerProviderLike, TracingOption } from './http/tracing.js';
+
+// Events and logs of a client.
+export type { ClientEvents, RequestEvent, ResponseEvent, RetryEvent, TokenEvent } from './core/events.js';
+export type { Logger, LogLevel } from './core/logger.js';
+
+// Tokens and scopes: where tokens are kept, what they allow.
+export { MemoryTokenStore } from './auth/token-store.js';
+export type { StoredToken, TokenLock, TokenStore } from './auth/token-store.js';
+export { KNOWN_SCOPES, type KnownScope, type Me, type Scope } from './schemas/auth.js';
+
+// The bridge: `client.bridge` and its transfers, their parameters, answers and states.
 // Type aliases, not `export type { Bridge }`: the declaration bundler drops `type` on a re-exported
 // class, and the declarations then promised a value that the runtime module does not have.
 /**
@@ -81,65 +48,45 @@ export type Bridge = BridgeResource;
  * const transfers: Transfers = client.bridge.transfers;
  */
 export type Transfers = TransfersResource;
-export type {
-  BridgeExecuteParams,
-  BridgeExecuteResult,
-  ExecuteProgress,
-} from './flows/execute.js';
+export type { BridgeQuoteParams, BridgeFeeEstimateParams, BridgeSendParams } from './resources/params.js';
+export type { BridgeConstructParams, TransferGetParams, TransferListParams } from './resources/params.js';
+export type { BridgeExecuteParams, BridgeExecuteResult, ExecuteProgress } from './flows/execute.js';
 export type { TransferSource, WaitOptions, WaitParams, WaitPhase, WaitPhaseTimeouts } from './flows/wait.js';
-export type { RetryOptions } from './http/retry.js';
-export type { TracerProviderLike, TracingOption } from './http/tracing.js';
-export {
-  DEFAULT_DELEGATES,
-  DEFAULT_ENTRY_POINTS,
-  ENTRY_POINT_V07,
-  ENTRY_POINT_V08,
-  MAV2_7702_DELEGATE_V100,
-  MAV2_7702_DELEGATE_V110,
-} from './onchain/constants.js';
-export {
-  type BridgeSigner,
-  type SignBridgeBatchParams,
-  type SignedBridgeBatch,
-  signBridgeBatch,
-} from './onchain/sign.js';
-export { ACROSS_SPOKE_POOLS, type KnownToken, WELL_KNOWN_TOKENS } from './onchain/tables.js';
-export {
-  type BridgeBatchSummary,
-  type SummarySide,
-  type VerifiedBridgeBatch,
-  type VerifyBridgeBatchOptions,
-  type VerifyBridgeBatchParams,
-  verifyBridgeBatch,
-} from './onchain/verify.js';
-export type {
-  BridgeConstructParams,
-  BridgeFeeEstimateParams,
-  BridgeQuoteParams,
-  BridgeSendParams,
-  TransferGetParams,
-  TransferListParams,
-} from './resources/params.js';
-export { KNOWN_SCOPES, type KnownScope, type Me, type Scope } from './schemas/auth.js';
-export {
-  type AuthorizationSignature,
-  type BridgeBundle,
-  type BridgeConstructResult,
-  type BridgeFeeEstimate,
-  type BridgeQuote,
-  type BridgeRoute,
-  type BridgeSendResult,
-  type BridgeTransfer,
-  type BundleAuthorization,
-  type BundleCall,
-  FINAL_STATES,
-  type KnownTransferStatus,
-  type RouteLimits,
-  type RouteTargets,
-  type TokenSide,
-  TRANSFER_STATES,
-  type TransferSide,
-  type TransferStatus,
-  type UserOperationJson,
-} from './schemas/bridge.js';
+export { FINAL_STATES, TRANSFER_STATES } from './schemas/bridge.js';
+export type { BridgeRoute, RouteLimits, RouteTargets, BridgeQuote, TokenSide } from './schemas/bridge.js';
+export type { BridgeFeeEstimate, BridgeConstructResult, BridgeBundle, BundleCall } from './schemas/bridge.js';
+export type { BundleAuthorization, UserOperationJson, AuthorizationSignature } from './schemas/bridge.js';
+export type { BridgeSendResult, BridgeTransfer, TransferSide } from './schemas/bridge.js';
+export type { TransferStatus, KnownTransferStatus } from './schemas/bridge.js';
 export type { Address, DecimalString, Hex, RawAmountString } from './schemas/common.js';
+
+// Verify a constructed batch against what was asked, then sign it: the known contracts they trust.
+export { verifyBridgeBatch } from './onchain/verify.js';
+export type { VerifyBridgeBatchParams, VerifyBridgeBatchOptions } from './onchain/verify.js';
+export type { VerifiedBridgeBatch, BridgeBatchSummary, SummarySide } from './onchain/verify.js';
+export { signBridgeBatch } from './onchain/sign.js';
+export type { BridgeSigner, SignBridgeBatchParams, SignedBridgeBatch } from './onchain/sign.js';
+export { DEFAULT_ENTRY_POINTS, ENTRY_POINT_V07, ENTRY_POINT_V08 } from './onchain/constants.js';
+export { DEFAULT_DELEGATES, MAV2_7702_DELEGATE_V100, MAV2_7702_DELEGATE_V110 } from './onchain/constants.js';
+export { ACROSS_SPOKE_POOLS, type KnownToken, WELL_KNOWN_TOKENS } from './onchain/tables.js';
+
+// Callbacks: parse a delivery, route it to listeners once and in order, remember what was seen.
+export { CALLBACK_KINDS, parseBridgeCallback } from './callbacks/parse.js';
+export type { BridgeCallbackKind, ParsedCallback } from './callbacks/parse.js';
+export { CallbackRouter, createCallbackRouter } from './callbacks/router.js';
+export type { CallbackRouterOptions, CallbackRouterEvents, CallbackRequest } from './callbacks/router.js';
+export type { DispatchOutcome, RejectedDelivery } from './callbacks/router.js';
+export type { IgnoredCallback, IgnoredReason } from './callbacks/router.js';
+export { compareClaim, MemoryCallbackStore } from './callbacks/store.js';
+export type { CallbackStore, ClaimRequest, ClaimResult, RecordedState } from './callbacks/store.js';
+
+// Errors: one class per failure, and the guards that tell them apart.
+export * from './errors/index.js';
+export { CallbackBusyError, CallbackListenerError, CallbackTimeoutError } from './errors/callback-errors.js';
+export type { CallbackTimeoutStage } from './errors/callback-errors.js';
+
+// Amounts: decimal strings and bigint base units, never floats.
+export { type AmountInput, fromRawAmount, toRawAmount } from './core/amounts.js';
+
+// Testing: the simulator and batch builders are in `partner-s2s-sdk/testing`;
+// the Redis token and callback stores in `partner-s2s-sdk/redis`.

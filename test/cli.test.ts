@@ -162,7 +162,11 @@ describe('partner-s2s-sdk simulate, its admin API and the operator commands', { 
     expect((bad.body.errors as string[]).length).toBeGreaterThanOrEqual(4);
     expect((await admin(sim.info, 'nothing', {})).body).toMatchObject({ statusCode: 404, code: 'NOT_FOUND' });
     expect((await admin(sim.info, 'fund')).body).toMatchObject({ statusCode: 405 });
-    const notJson = await fetch(`${sim.info.adminUrl}/advanceClock`, { method: 'POST', body: '{' });
+    const notJson = await fetch(`${sim.info.adminUrl}/advanceClock`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{',
+    });
     expect(await notJson.json()).toMatchObject({
       code: 'VALIDATION_FAILED',
       message: 'the body must be JSON',

@@ -384,3 +384,68 @@ describe('withOptions', () => {
     expect(other.count('POST /auth/token')).toBe(1);
   });
 });
+
+describe('withOptions hands its state only to the client it makes', () => {
+  const options = (fetch: typeof globalThis.fetch) => ({
+    baseUrl: BASE_URL,
+    clientId: 'client-1',
+    clientSecret: SECRET,
+    fetch,
+  });
+
+  it('a look-alike state under every symbol the constructor reads is ignored: own token, own service', async () => {
+    const service = echoPath();
+    const elsewhere = vi.fn(async () => json({ data: 'elsewhere' }));
+    // Whatever symbol keys the constructor looks up, a proxy sees them.
+    const looked = new Set<symbol>();
+    const spy = new Proxy(options(service.fetch), {
+      get(target, key, receiver) {
+        if (typeof key === 'symbol') looked.add(key);
+        return Reflect.get(target, key, receiver);
+      },
+      getOwnPropertyDescriptor(target, key) {
+        if (typeof key === 'symbol') looked.add(key);
+        return Reflect.getOwnPropertyDescriptor(target, key);
+      },
+    });
+    new PartnerClient(spy);
+    const lookalike = {
+      baseUrl: 'https://elsewhere.test',
+      clientId: 'forged',
+      fetch: elsewhere,
+      secrets: [],
+      tokens: {
+        get: async () => ({ accessToken: 'forged-token', scopes: [], expiresAt: Date.now() + 60_000 }),
+      },
+      intents: {},
+    };
+    const forged: Record<PropertyKey, unknown> = { ...options(service.fetch) };
+    for (const key of looked) forged[key] = lookalike;
+    const client = new PartnerClient(forged as never);
+    expect(client.baseUrl).toBe(BASE_URL);
+    expect(await client.get('/x')).toBe('/api/v1/s2s/x');
+    expect(elsewhere).not.toHaveBeenCalled();
+    expect(service.count('POST /auth/token')).toBe(1);
+    expect(service.calls.at(-1)?.headers.get('authorization')).not.toContain('forged');
+  });
+
+  it('a derived client shares the token and shows no secret and no token in inspect or JSON', async () => {
+    const service = echoPath();
+    const client = new PartnerClient(options(service.fetch));
+    const derived = client.withOptions({ maxRetries: 0, defaultHeaders: { 'x-job': '1' } });
+    await client.get('/x');
+    await derived.get('/x');
+    expect(service.count('POST /auth/token')).toBe(1);
+    const token = service.calls.at(-1)?.headers.get('authorization')?.replace('Bearer ', '') ?? '';
+    expect(token.length).toBeGreaterThan(0);
+    const { inspect } = await import('node:util');
+    for (const text of [
+      inspect(derived, { depth: Infinity, showHidden: true }),
+      JSON.stringify(derived),
+      inspect(derived.bridge, { depth: Infinity, showHidden: true }),
+    ]) {
+      expect(text).not.toContain(SECRET);
+      expect(text).not.toContain(token);
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULTS } from '../src/index.js';
+import { API_PREFIX, DEFAULTS } from '../src/index.js';
 
 describe('DEFAULTS', () => {
   it('holds the documented defaults and cannot be changed, at any depth', () => {
@@ -11,14 +11,60 @@ describe('DEFAULTS', () => {
       clientAuth: 'body',
       allowInsecureHttp: false,
       strict: false,
-      wait: { phaseTimeoutsMs: { sourceConfirmation: 600_000, delivery: 600_000, refund: 21_600_000 } },
+      dangerouslyAllowBrowser: false,
+      logLevel: 'off',
+      tracing: true,
+      wait: {
+        phaseTimeoutsMs: { sourceConfirmation: 600_000, delivery: 600_000, refund: 21_600_000 },
+        pollIntervalMs: 2_000,
+        maxPollIntervalMs: 15_000,
+        withRouter: { pollIntervalMs: 15_000, maxPollIntervalMs: 60_000 },
+      },
+      callbacks: {
+        listenerTimeoutMs: 10_000,
+        bodyTimeoutMs: 10_000,
+        maxBodyBytes: 1024 * 1024,
+        claimTtlFactor: 3,
+        storeCapacity: 50_000,
+        acknowledgeListenerErrors: false,
+        strict: false,
+      },
+      redis: {
+        tokenPrefix: 'partner-s2s:token:',
+        callbackPrefix: 'partner-s2s:callback:',
+        callbackTtlSeconds: 7 * 86_400,
+      },
     });
     expect(Object.isFrozen(DEFAULTS)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.retry)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.wait)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.wait.phaseTimeoutsMs)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.wait.withRouter)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.callbacks)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.redis)).toBe(true);
     expect(() => {
       (DEFAULTS as { timeoutMs: number }).timeoutMs = 1;
     }).toThrow(TypeError);
+  });
+});
+
+describe('API_PREFIX', () => {
+  it('is the path every request of the client and every route of the simulator lives under', async () => {
+    const { createPartnerSimulator } = await import('../src/testing/index.js');
+    const { PartnerClient } = await import('../src/index.js');
+    const sim = createPartnerSimulator();
+    const seen: string[] = [];
+    const client = new PartnerClient({
+      baseUrl: 'http://simulator.localhost',
+      ...sim.demo.credentials,
+      fetch: (url, init) => {
+        seen.push(new URL(url).pathname);
+        return sim.fetch(url, init);
+      },
+    });
+    await client.me();
+    expect(API_PREFIX).toBe('/api/v1/s2s');
+    expect(seen.length).toBeGreaterThan(0);
+    for (const path of seen) expect(path.startsWith(`${API_PREFIX}/`)).toBe(true);
   });
 });

@@ -1,8 +1,10 @@
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  type ApiError,
   AuthenticationError,
   ConnectionError,
+  InternalServerError,
   InvalidClientError,
   type PartnerClient,
   type PartnerError,
@@ -183,6 +185,65 @@ describe('a server that echoes the request never puts a secret into an error', (
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 500 });
     for (const text of texts(error)) expect(leaksAny(text, []), text).toBe(false);
+  });
+
+  /** `{"k":{"k":…value…}}`, `depth` objects deep. */
+  const nest = (depth: number, value: unknown): unknown =>
+    Array.from({ length: depth }).reduce<unknown>((inner) => ({ k: inner }), value);
+
+  it.each([
+    ['a data endpoint', 'GET /bridge/routes'],
+    ['the token endpoint', 'token'],
+  ])('in an extra field of %s nested 40 levels deep', async (_, where) => {
+    const answer = (request: MockRequest) =>
+      json(
+        {
+          statusCode: 500,
+          error: 'Internal',
+          code: 'ECHO',
+          message: 'echo',
+          seen: nest(40, { echoed: echo(request), [echo(request)]: 1 }),
+          shallow: nest(3, 'kept'),
+        },
+        500,
+      );
+    const service = mockService(
+      where === 'token' ? { token: answer } : { token: tokenOk, routes: { 'GET /bridge/routes': answer } },
+    );
+    const error = (await makeClient(service, { clientAuth: 'basic', maxRetries: 0 })
+      .bridge.routes()
+      .catch((e: unknown) => e)) as ApiError;
+    expect(error).toMatchObject({ status: 500, code: 'ECHO' });
+    for (const text of [
+      ...texts(error),
+      JSON.stringify(error.details),
+      inspect(error.details, { depth: Infinity }),
+    ])
+      expect(leaksAny(text, [basic()]), text).toBe(false);
+    // Past the bound the rest is replaced, not kept; nearer fields are as sent.
+    expect(JSON.stringify(error.details)).toContain('"[truncated]"');
+    expect(error.details.shallow).toEqual(nest(3, 'kept'));
+  });
+
+  it('in a body nested 100,000 levels deep: a typed error whose toJSON is bounded', async () => {
+    const depth = 100_000;
+    // Built as text: serialising so deep a value would itself overflow the stack.
+    const body = `{"statusCode":500,"error":"Internal","code":"DEEP","message":"deep","echo":${'{"k":'.repeat(depth)}"${TOKEN}"${'}'.repeat(depth)},"arr":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const service = mockService({
+      token: tokenOk,
+      routes: {
+        'GET /bridge/routes': () =>
+          new Response(body, { status: 500, headers: { 'content-type': 'application/json' } }),
+      },
+    });
+    const error = (await makeClient(service, { maxRetries: 0 })
+      .bridge.routes()
+      .catch((e: unknown) => e)) as ApiError;
+    expect(error).toBeInstanceOf(InternalServerError);
+    expect(error.code).toBe('DEEP');
+    const logged = JSON.stringify(error.toJSON());
+    expect(logged.length).toBeLessThan(10_000);
+    for (const text of [...texts(error), logged]) expect(leaks(text), text).toBe(false);
   });
 
   it('in the error_description of a WWW-Authenticate challenge', async () => {

@@ -249,6 +249,7 @@ describe('simulator: bridge', () => {
     const admin = (body: unknown) =>
       sim!.fetch(`${sim!.baseUrl}${sim!.adminPath}/configureRoute`, {
         method: 'POST',
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
     expect((await admin({ routeId: ROUTE, change: { maxAmountRaw: '20000000' } })).status).toBe(200);
@@ -563,7 +564,8 @@ describe('paths the simulator does not serve', () => {
   it('names the method its admin API takes on a 405, as the partner API does', async () => {
     sim = createPartnerSimulator();
     const admin = `${sim.baseUrl}${sim.adminPath}`;
-    expect(await seen(await sim.fetch(`${admin}/callbacks`, { method: 'POST', body: '{}' }))).toMatchObject({
+    const post = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' };
+    expect(await seen(await sim.fetch(`${admin}/callbacks`, post))).toMatchObject({
       status: 405,
       allow: 'GET',
       body: envelope(405, 'Method Not Allowed', 'METHOD_NOT_ALLOWED'),

@@ -2,26 +2,13 @@ import { readArgs } from '../core/args.js';
 import { CallbackParseError } from '../errors/bridge-errors.js';
 import { CallbackBusyError, CallbackListenerError, CallbackTimeoutError } from '../errors/callback-errors.js';
 import { type BodyErrors, type BodyLimits, decodeText, readBytes } from '../http/body.js';
-import type { DispatchOutcome } from './options.js';
+import type { CallbackDispatcher, CallbackRequest, DispatchOutcome, RejectedDelivery } from './outcomes.js';
 
 /**
  * The callback endpoint, written once on web `Request`/`Response` semantics: `fetchHandler` is it
  * as it is, and node.ts adapts node:http to it (as Hono's `getRequestListener` does), so the two
  * handlers cannot answer differently.
  */
-
-/** What `authenticate` is shown of a delivery: enough for a shared header, an IP allowlist or an HMAC. */
-export interface CallbackRequest {
-  method: string;
-  url: string;
-  headers: Headers;
-  /** The raw body as text. */
-  body: string;
-  /** The peer address, when the handler knows it (node:http). */
-  remoteAddress: string | undefined;
-  /** The original request object (`Request` or `IncomingMessage`), for mTLS details and the like. */
-  raw: unknown;
-}
 
 /**
  * One delivery as the handler reads it. An adapter reads the request's fields up front (inside
@@ -48,17 +35,20 @@ export interface Answer {
   headers: Readonly<Record<string, string>>;
 }
 
-/** What the handler needs of the router: its bounds, its check and its dispatch. */
+/**
+ * What the handler is given: the router's bounds, its check, where to report, and the router
+ * itself as the `CallbackDispatcher` of accepted bodies (this file knows nothing more of it).
+ */
 export interface HandlerContext {
   maxBodyBytes: number;
   bodyTimeoutMs: number;
   authenticate: ((request: CallbackRequest) => boolean | Promise<boolean>) | undefined;
   /** Runs the `authenticate` check within `listenerTimeoutMs`. */
   bounded: <T>(work: () => T | Promise<T>) => Promise<T>;
-  dispatch: (body: string) => Promise<DispatchOutcome>;
+  dispatcher: CallbackDispatcher;
   reportError: (error: unknown) => void;
   /** Tells the router's `rejected` listeners about a delivery `authenticate` refused. */
-  reportRejected: (rejected: { request: CallbackRequest; error: unknown }) => void;
+  reportRejected: (rejected: RejectedDelivery) => void;
 }
 
 export type DeliveryHandler = (delivery: Delivery) => Promise<Answer>;
@@ -98,7 +88,7 @@ export const internalError = answer(500, { error: 'internal_error' });
  * whose state was not recorded is answered 5xx, so the service delivers it again.
  *
  * @example
- * const handle = createDeliveryHandler({ maxBodyBytes, bodyTimeoutMs, authenticate, bounded, dispatch, reportError });
+ * const handle = createDeliveryHandler({ maxBodyBytes, bodyTimeoutMs, authenticate, bounded, dispatcher: router, reportError, reportRejected });
  * const answer = await handle(delivery); // { status: 200, body: { received: true, outcome: 'dispatched' } }
  */
 export function createDeliveryHandler(context: HandlerContext): DeliveryHandler {
@@ -131,7 +121,7 @@ export function createDeliveryHandler(context: HandlerContext): DeliveryHandler 
       }
     }
     try {
-      return received[(await context.dispatch(body)).outcome];
+      return received[(await context.dispatcher.dispatch(body)).outcome];
     } catch (error) {
       if (error instanceof CallbackParseError)
         return answer(400, { error: 'invalid_body', message: error.message });

@@ -1,18 +1,16 @@
+import { EventEmitter } from '../core/emitter.js';
 import { PREFIX } from '../core/logger.js';
 import { CallbackTimeoutError, type CallbackTimeoutStage } from '../errors/callback-errors.js';
-import type { CallbackRouterEvents, RejectedDelivery } from './options.js';
+import type { CallbackRouterEvents } from './events.js';
+import type { RejectedDelivery } from './outcomes.js';
 
 type EventName = keyof CallbackRouterEvents;
+/** A listener as the emitter holds it; the router's `on` has checked it is a function. */
+type Listener = (...args: unknown[]) => unknown;
 
 /** Whether the work of one bounded step may still have effects; cleared once it timed out. */
 export interface Run {
   live: boolean;
-}
-
-/** One subscription; `once` ones are dropped as they are called. */
-interface Subscription {
-  listener: (...args: never[]) => unknown;
-  once: boolean;
 }
 
 /** One event to emit, with its listeners' arguments. */
@@ -21,7 +19,21 @@ export interface Emission {
   args: readonly unknown[];
 }
 
-const NONE: readonly Subscription[] = [];
+/** Marks what the emitter holds for a `once` listener: the partner's function it stands for. */
+const ORIGINAL = Symbol('listener');
+
+/**
+ * What the emitter holds for a `once` listener: it calls the partner's function the first time
+ * only, and leaves the emitter as it does. Two deliveries may walk the same listeners at once;
+ * `spent` lets only the first one through, and `off` spends it too.
+ */
+interface OnceListener {
+  (...args: unknown[]): unknown;
+  readonly [ORIGINAL]: Listener;
+  spent: boolean;
+}
+
+const NONE: readonly Listener[] = [];
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
@@ -44,10 +56,12 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  */
 export class Listeners {
   /**
-   * Private to the router, so nothing reaches a listener around the dedupe. Each list is replaced,
-   * never changed in place, so a delivery walks the listeners as they were when it began.
+   * Holds the subscriptions; private to the router, so nothing reaches a listener around the
+   * dedupe. Its `emit` is never used: the router awaits what listeners return, for at least once,
+   * and isolates what they throw. `listeners(event)` is a fresh array each time, so a delivery
+   * walks the listeners as they were when it began.
    */
-  readonly #subscriptions = new Map<EventName, readonly Subscription[]>();
+  readonly #emitter = new EventEmitter<EventName>();
   readonly #timeoutMs: number;
   readonly #warn: ((line: string, ...rest: unknown[]) => void) | undefined;
 
@@ -56,30 +70,39 @@ export class Listeners {
     this.#warn = warn;
   }
 
-  subscribe(event: EventName, listener: Subscription['listener'], once: boolean): void {
-    this.#subscriptions.set(event, [...(this.#subscriptions.get(event) ?? []), { listener, once }]);
+  subscribe(event: EventName, given: (...args: never[]) => unknown, once: boolean): void {
+    const listener = given as Listener;
+    if (!once) {
+      this.#emitter.on(event, listener);
+      return;
+    }
+    const emitter = this.#emitter;
+    const wrapper: OnceListener = Object.assign(
+      (...args: unknown[]) => {
+        if (wrapper.spent) return undefined;
+        wrapper.spent = true;
+        emitter.off(event, wrapper);
+        return listener(...args);
+      },
+      { [ORIGINAL]: listener, spent: false },
+    );
+    emitter.on(event, wrapper);
   }
 
-  /** Removes every subscription of `listener` to `event`. */
+  /** Removes every subscription of `listener` to `event`, `once` ones included. */
   unsubscribe(event: EventName, listener: unknown): void {
-    this.#drop(event, (subscription) => subscription.listener === listener);
+    for (const held of this.#listenersOf(event)) {
+      const wrapper = held as Partial<OnceListener>;
+      if (wrapper[ORIGINAL] !== listener) continue;
+      wrapper.spent = true;
+      this.#emitter.off(event, held);
+    }
+    this.#emitter.off(event, listener as Listener);
   }
 
-  #drop(event: EventName, match: (subscription: Subscription) => boolean): void {
-    const list = this.#subscriptions.get(event);
-    if (!list) return;
-    const kept = list.filter((subscription) => !match(subscription));
-    if (kept.length > 0) this.#subscriptions.set(event, kept);
-    else this.#subscriptions.delete(event);
-  }
-
-  /** Whether a listener in a walked list is to be called: a `once` one only by the first walk. */
-  #claim(event: EventName, subscription: Subscription): boolean {
-    if (!subscription.once) return true;
-    // Two deliveries may walk the same list at once: only the first one calls it.
-    if (!this.#subscriptions.get(event)?.includes(subscription)) return false;
-    this.#drop(event, (other) => other === subscription);
-    return true;
+  /** The listeners of `event` as they are now: a copy, which later changes leave alone. */
+  #listenersOf(event: EventName): readonly Listener[] {
+    return this.#emitter.listenerCount(event) === 0 ? NONE : this.#emitter.listeners(event);
   }
 
   /**
@@ -98,7 +121,7 @@ export class Listeners {
     const started = performance.now();
     for (let e = 0; e < emissions.length; e++) {
       const { event, args } = emissions[e]!;
-      const list = this.#subscriptions.get(event) ?? NONE;
+      const list = this.#listenersOf(event);
       for (let i = 0; i < list.length; i++) {
         const pending = this.#call(event, list[i]!, args, failures);
         if (pending === undefined) continue;
@@ -111,7 +134,7 @@ export class Listeners {
             await this.#settle(run, event, pending, failures);
             await this.#emitFrom(run, event, list, i + 1, args, failures);
             for (const later of emissions.slice(e + 1)) {
-              const laterList = this.#subscriptions.get(later.event) ?? NONE;
+              const laterList = this.#listenersOf(later.event);
               await this.#emitFrom(run, later.event, laterList, 0, later.args, failures);
             }
           },
@@ -125,13 +148,12 @@ export class Listeners {
   /** Calls one listener; its promise when it returned one, reporting a synchronous failure. */
   #call(
     event: EventName,
-    subscription: Subscription,
+    listener: Listener,
     args: readonly unknown[],
     failures: unknown[] | undefined,
   ): PromiseLike<unknown> | undefined {
-    if (!this.#claim(event, subscription)) return undefined;
     try {
-      const result = (subscription.listener as (...a: unknown[]) => unknown)(...args);
+      const result = listener(...args);
       return isThenable(result) ? result : undefined;
     } catch (error) {
       this.#failed(event, error);
@@ -160,7 +182,7 @@ export class Listeners {
   async #emitFrom(
     run: Run,
     event: EventName,
-    list: readonly Subscription[],
+    list: readonly Listener[],
     from: number,
     args: readonly unknown[],
     failures: unknown[] | undefined,
@@ -225,8 +247,8 @@ export class Listeners {
 
   /** Calls the listeners of an event nobody waits on; what they reject is still caught. */
   #notify(event: 'rejected' | 'error', args: readonly unknown[]): void {
-    for (const subscription of this.#subscriptions.get(event) ?? NONE) {
-      const pending = this.#call(event, subscription, args, undefined);
+    for (const listener of this.#listenersOf(event)) {
+      const pending = this.#call(event, listener, args, undefined);
       if (pending) Promise.resolve(pending).then(undefined, (error: unknown) => this.#failed(event, error));
     }
   }

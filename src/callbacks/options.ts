@@ -1,62 +1,9 @@
 import * as z from 'zod';
-import { byteCount, durationMs, loggerOption, logLevelOption, withMethods } from '../core/args.js';
-import type { Logger, LogLevel } from '../core/logger.js';
-import type { BridgeTransfer } from '../schemas/bridge.js';
-import type { CallbackRequest } from './handler.js';
-import { type BridgeCallbackKind, CALLBACK_KINDS } from './parse.js';
+import { byteCount, durationMs, loggerOption, logLevelOption, parseArgs, withMethods } from '../core/args.js';
+import { DEFAULTS } from '../core/defaults.js';
+import { type Logger, type LogLevel, logLevelFromEnv, logWriter } from '../core/logger.js';
+import type { CallbackRequest } from './outcomes.js';
 import type { CallbackStore } from './store.js';
-
-/** The router's public shapes: its options, its events and what a delivery led to. */
-
-/** Why a callback was not dispatched. */
-export type IgnoredReason = 'duplicate' | 'stale' | 'unexpected_state';
-
-/** A bridge callback the router did not dispatch, as its `ignored` event reports it. */
-export interface IgnoredCallback {
-  reason: IgnoredReason;
-  transfer: BridgeTransfer;
-  /** The state already dispatched for this transfer, for `duplicate` and `stale`. */
-  previous: string | undefined;
-}
-
-type KindListeners = { [K in BridgeCallbackKind]: (transfer: BridgeTransfer) => void | Promise<void> };
-
-/** The router's events: one per callback kind, plus `transfer`, `unknown`, `ignored` and `error`. */
-export interface CallbackRouterEvents extends KindListeners {
-  /** Every dispatched bridge callback, whatever its kind. */
-  transfer: (transfer: BridgeTransfer, kind: BridgeCallbackKind) => void | Promise<void>;
-  /**
-   * A body that is not a bridge transfer (portfolio callbacks share the endpoint). Answered as a
-   * bridge callback is: a listener that throws or rejects gets the delivery answered 500 (unless
-   * `acknowledgeListenerErrors`), so the service delivers it again; nothing deduplicates these
-   * bodies, so make the listener idempotent.
-   */
-  unknown: (body: unknown) => void | Promise<void>;
-  /** A duplicate, a state older than one already dispatched, or a state with no callback kind. */
-  ignored: (ignored: IgnoredCallback) => void | Promise<void>;
-  /**
-   * A delivery `authenticate` refused (answered 401), or whose check threw. Nothing of its body is
-   * trusted, so only the request is shown: log it to find a misconfigured secret. Not awaited;
-   * what it throws or rejects is logged and reported on `error`.
-   */
-  rejected: (rejected: RejectedDelivery) => void | Promise<void>;
-  /**
-   * A listener threw or rejected (the other listeners still ran; then a `CallbackListenerError`
-   * sums the delivery up), `authenticate` threw, a delivery did not settle within
-   * `listenerTimeoutMs` (a `CallbackTimeoutError`), another process held the transfer (a
-   * `CallbackBusyError`), or the store failed. Not awaited; what an `error` listener throws or
-   * rejects is logged at `warn`, and changes nothing else.
-   */
-  error: (error: unknown) => void | Promise<void>;
-}
-
-/** A delivery refused by `authenticate`, as the `rejected` event reports it. */
-export interface RejectedDelivery {
-  /** What `authenticate` was shown (its `raw` request included). */
-  request: CallbackRequest;
-  /** What the check threw, when it threw rather than answering false. */
-  error: unknown;
-}
 
 /**
  * Options of `createCallbackRouter`. Only `authenticate` is required.
@@ -72,13 +19,13 @@ export interface CallbackRouterOptions {
   /**
    * Remembers the last dispatched state per transfer, to drop duplicates and late states. Share
    * one between processes (`partner-s2s-sdk/redis`) and the fleet dispatches each state once.
-   * @default a MemoryCallbackStore of 50,000 transfers
+   * @default a MemoryCallbackStore of DEFAULTS.callbacks.storeCapacity (50,000) transfers
    */
   store?: CallbackStore;
   /**
    * How long a delivery holds the store's claim on its transfer: past it, a process that died
    * mid-delivery no longer blocks the transfer. Keep it above `listenerTimeoutMs`.
-   * @default listenerTimeoutMs * 3
+   * @default listenerTimeoutMs * DEFAULTS.callbacks.claimTtlFactor (3)
    */
   claimTtlMs?: number;
   /**
@@ -86,7 +33,7 @@ export interface CallbackRouterOptions {
    * default a throwing listener (of a callback kind, `transfer` or `unknown`) leaves the state
    * unrecorded and the delivery is answered 500, so the service delivers it again: at least once,
    * which needs listeners idempotent per `(transferId, status)`.
-   * @default false
+   * @default DEFAULTS.callbacks.acknowledgeListenerErrors (false)
    * @example
    * createCallbackRouter({ authenticate, acknowledgeListenerErrors: true }); // at most once
    */
@@ -114,7 +61,7 @@ export interface CallbackRouterOptions {
    * dispatches it again), the `error` event gets a `CallbackTimeoutError`, the transfer's later
    * deliveries go ahead, and whatever the late work does afterwards is ignored.
    *
-   * @default 10000
+   * @default DEFAULTS.callbacks.listenerTimeoutMs (10000)
    * @example
    * createCallbackRouter({ authenticate, listenerTimeoutMs: 30_000 }); // a slow ledger write
    */
@@ -123,17 +70,24 @@ export interface CallbackRouterOptions {
    * How long reading one request body may take; a slower body is answered 408 and the connection
    * closed, whatever the server's own `requestTimeout` (even 0).
    *
-   * @default 10000
+   * @default DEFAULTS.callbacks.bodyTimeoutMs (10000)
    * @example
    * createCallbackRouter({ authenticate, bodyTimeoutMs: 5_000 });
    */
   bodyTimeoutMs?: number;
   /**
    * Largest body accepted, in bytes; larger deliveries are answered 413.
-   * @default 1048576 (1 MiB)
+   * @default DEFAULTS.callbacks.maxBodyBytes (1048576, 1 MiB)
+   * @example
+   * createCallbackRouter({ authenticate, maxBodyBytes: 64 * 1024 });
    */
   maxBodyBytes?: number;
-  /** Reject bridge callbacks with fields or states the SDK does not know. @default false */
+  /**
+   * Reject bridge callbacks with fields or states the SDK does not know.
+   * @default DEFAULTS.callbacks.strict (false)
+   * @example
+   * createCallbackRouter({ authenticate: 'none', strict: true }); // in tests
+   */
   strict?: boolean;
   /**
    * Where the router writes a warning when something the partner handed it (a listener,
@@ -154,22 +108,6 @@ export interface CallbackRouterOptions {
    */
   logLevel?: LogLevel;
 }
-
-/** What one delivery led to. */
-export type DispatchOutcome =
-  | { outcome: 'dispatched'; kind: BridgeCallbackKind; transfer: BridgeTransfer }
-  | { outcome: 'ignored'; reason: IgnoredReason; transfer: BridgeTransfer }
-  | { outcome: 'unknown'; body: unknown };
-
-/** The names `on`, `once` and `off` take: a typo would otherwise never fire. */
-export const ROUTER_EVENTS: readonly (keyof CallbackRouterEvents)[] = [
-  ...CALLBACK_KINDS,
-  'transfer',
-  'unknown',
-  'ignored',
-  'rejected',
-  'error',
-];
 
 // Built on the first createCallbackRouter, not at import.
 export const routerOptionsSchema = z.lazy(() =>
@@ -192,3 +130,43 @@ export const routerOptionsSchema = z.lazy(() =>
     logLevel: logLevelOption.optional(),
   }),
 );
+
+/** A router's options, checked, with every default filled in. */
+export interface RouterSettings {
+  /** The partner's store; `undefined` for the router's own, in memory. */
+  store: CallbackStore | undefined;
+  authenticate: Exclude<CallbackRouterOptions['authenticate'], 'none'> | undefined;
+  listenerTimeoutMs: number;
+  bodyTimeoutMs: number;
+  maxBodyBytes: number;
+  claimTtlMs: number;
+  acknowledgeListenerErrors: boolean;
+  strict: boolean;
+  /** Where the warnings about the partner's failing code go; `undefined` when the level is off. */
+  warn: ((line: string, ...rest: unknown[]) => void) | undefined;
+}
+
+/**
+ * Checks the options of `createCallbackRouter` (an `ArgumentError` names each bad one) and fills
+ * in `DEFAULTS.callbacks` for those left out.
+ *
+ * @example
+ * const settings = routerSettings({ authenticate: 'none' }); // settings.listenerTimeoutMs === 10_000
+ */
+export function routerSettings(options: CallbackRouterOptions): RouterSettings {
+  const checked = parseArgs(routerOptionsSchema, options ?? {}, 'createCallbackRouter');
+  const defaults = DEFAULTS.callbacks;
+  const listenerTimeoutMs = checked.listenerTimeoutMs ?? defaults.listenerTimeoutMs;
+  const level = checked.logLevel ?? logLevelFromEnv() ?? 'off';
+  return {
+    store: checked.store,
+    authenticate: checked.authenticate === 'none' ? undefined : checked.authenticate,
+    listenerTimeoutMs,
+    bodyTimeoutMs: checked.bodyTimeoutMs ?? defaults.bodyTimeoutMs,
+    maxBodyBytes: checked.maxBodyBytes ?? defaults.maxBodyBytes,
+    claimTtlMs: checked.claimTtlMs ?? listenerTimeoutMs * defaults.claimTtlFactor,
+    acknowledgeListenerErrors: checked.acknowledgeListenerErrors ?? defaults.acknowledgeListenerErrors,
+    strict: checked.strict ?? defaults.strict,
+    warn: logWriter(checked.logger ?? console, level, 'warn'),
+  };
+}

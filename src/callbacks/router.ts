@@ -1,41 +1,28 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { checkListener, parseArgs } from '../core/args.js';
-import { logLevelFromEnv, logWriter } from '../core/logger.js';
+import { checkListener } from '../core/args.js';
+import { DEFAULTS } from '../core/defaults.js';
 import { CallbackBusyError, CallbackListenerError, CallbackTimeoutError } from '../errors/callback-errors.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
-import { FINAL_STATES, stateRank } from '../schemas/states.js';
+import { type BridgeCallbackKind, FINAL_STATES, stateRank } from '../schemas/states.js';
+import { type CallbackRouterEvents, ROUTER_EVENTS } from './events.js';
 import { createDeliveryHandler, webHandler } from './handler.js';
 import { Listeners } from './listeners.js';
 import { nodeListener } from './node.js';
-import {
-  type CallbackRouterEvents,
-  type CallbackRouterOptions,
-  type DispatchOutcome,
-  type IgnoredReason,
-  ROUTER_EVENTS,
-  routerOptionsSchema,
-} from './options.js';
+import { type CallbackRouterOptions, routerSettings } from './options.js';
+import type { CallbackDispatcher, DispatchOutcome, IgnoredReason } from './outcomes.js';
 import { type ParsedCallback, parseBridgeCallback } from './parse.js';
-import {
-  type CallbackStore,
-  type ClaimRequest,
-  type ClaimResult,
-  DEFAULT_CAPACITY,
-  MemoryClaims,
-} from './store.js';
+import { type CallbackStore, type ClaimRequest, type ClaimResult, MemoryClaims } from './store.js';
 
-export type { CallbackRequest } from './handler.js';
+export type { CallbackRouterEvents } from './events.js';
+export type { CallbackRouterOptions } from './options.js';
 export type {
-  CallbackRouterEvents,
-  CallbackRouterOptions,
+  CallbackRequest,
   DispatchOutcome,
   IgnoredCallback,
   IgnoredReason,
   RejectedDelivery,
-} from './options.js';
+} from './outcomes.js';
 
-const MIB = 1024 * 1024;
-const DEFAULT_TIMEOUT_MS = 10_000;
 const RESOLVED = Promise.resolve();
 
 /**
@@ -48,15 +35,11 @@ const RESOLVED = Promise.resolve();
  * router.on('bridge_transfer_refunded', (transfer) => notifyRefund(transfer));
  * http.createServer(router.nodeHandler).listen(8080);
  */
-export class CallbackRouter {
+export class CallbackRouter implements CallbackDispatcher {
   /** The partner's store, called within `listenerTimeoutMs`; or else the router's own, in memory. */
   readonly #store: CallbackStore | undefined;
   readonly #memory: MemoryClaims | undefined;
-  readonly #authenticate: Exclude<CallbackRouterOptions['authenticate'], 'none'> | undefined;
-  readonly #maxBodyBytes: number;
   readonly #strict: boolean;
-  readonly #timeoutMs: number;
-  readonly #bodyTimeoutMs: number;
   readonly #claimTtlMs: number;
   readonly #acknowledgeListenerErrors: boolean;
   /** Deliveries for one transfer are handled one after another, so the order check sees each. */
@@ -65,28 +48,24 @@ export class CallbackRouter {
   readonly #listeners: Listeners;
 
   constructor(options: CallbackRouterOptions) {
-    const checked = parseArgs(routerOptionsSchema, options ?? {}, 'createCallbackRouter');
-    this.#store = checked.store;
-    this.#memory = checked.store ? undefined : new MemoryClaims(DEFAULT_CAPACITY);
-    this.#authenticate = checked.authenticate === 'none' ? undefined : checked.authenticate;
-    this.#maxBodyBytes = checked.maxBodyBytes ?? MIB;
-    this.#strict = checked.strict ?? false;
-    this.#timeoutMs = checked.listenerTimeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.#bodyTimeoutMs = checked.bodyTimeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.#claimTtlMs = checked.claimTtlMs ?? this.#timeoutMs * 3;
-    this.#acknowledgeListenerErrors = checked.acknowledgeListenerErrors ?? false;
-    const level = checked.logLevel ?? logLevelFromEnv() ?? 'off';
-    this.#listeners = new Listeners(this.#timeoutMs, logWriter(checked.logger ?? console, level, 'warn'));
+    const settings = routerSettings(options);
+    this.#store = settings.store;
+    this.#memory = settings.store ? undefined : new MemoryClaims(DEFAULTS.callbacks.storeCapacity);
+    this.#strict = settings.strict;
+    this.#claimTtlMs = settings.claimTtlMs;
+    this.#acknowledgeListenerErrors = settings.acknowledgeListenerErrors;
+    this.#listeners = new Listeners(settings.listenerTimeoutMs, settings.warn);
+    const { authenticate } = settings;
     const handle = createDeliveryHandler({
-      maxBodyBytes: this.#maxBodyBytes,
-      bodyTimeoutMs: this.#bodyTimeoutMs,
-      authenticate: this.#authenticate,
+      maxBodyBytes: settings.maxBodyBytes,
+      bodyTimeoutMs: settings.bodyTimeoutMs,
+      authenticate,
       bounded: (work) => this.#listeners.bounded('authenticate', undefined, undefined, work),
-      dispatch: (body) => this.dispatch(body),
+      dispatcher: this,
       reportError: (error) => this.#listeners.error(error),
       reportRejected: (rejected) => this.#listeners.rejected(rejected),
     });
-    const withHeaders = this.#authenticate !== undefined;
+    const withHeaders = authenticate !== undefined;
     this.fetchHandler = webHandler(handle, withHeaders);
     this.nodeHandler = nodeListener(handle, {
       withHeaders,
@@ -145,17 +124,7 @@ export class CallbackRouter {
    */
   async dispatch(body: unknown): Promise<DispatchOutcome> {
     const parsed: ParsedCallback = parseBridgeCallback(body, { strict: this.#strict });
-    if (parsed.kind === 'unknown') {
-      // Portfolio callbacks come this way: a failed listener is answered as a bridge one is, so
-      // that the service delivers the body again.
-      const failures: unknown[] = [];
-      const emitting = this.#listeners.emit(undefined, 'unknown', failures, [
-        { event: 'unknown', args: [parsed.body] },
-      ]);
-      if (emitting) await emitting;
-      this.#throwFailures(undefined, 'unknown', failures);
-      return { outcome: 'unknown', body: parsed.body };
-    }
+    if (parsed.kind === 'unknown') return this.#dispatchUnknown(parsed.body);
     const { transfer } = parsed;
     if (parsed.kind === 'unexpected_state') return this.#ignore('unexpected_state', transfer, undefined);
     const kind = parsed.kind;
@@ -167,46 +136,9 @@ export class CallbackRouter {
       final: FINAL_STATES.has(transfer.status),
       ttlMs: this.#claimTtlMs,
     };
-    // Each step is awaited only when it returned a promise: the router's own store and listeners
-    // that return at once take no turn of the event loop, and no timer.
-    const deliver = async (): Promise<DispatchOutcome> => {
-      const claiming = this.#claimState(request, kind);
-      const claim = claiming instanceof Promise ? await claiming : claiming;
-      if (claim.outcome === 'duplicate' || claim.outcome === 'stale') {
-        return this.#ignore(claim.outcome, transfer, claim.previous);
-      }
-      if (claim.outcome === 'busy') {
-        const busy = new CallbackBusyError({ transferId: id, kind });
-        this.#listeners.error(busy);
-        throw busy;
-      }
-      const { token } = claim;
-      // Listeners first, then the record: a state is recorded only once every listener for it
-      // succeeded, so a failed or hung delivery is dispatched again when the service retries.
-      const failures: unknown[] = [];
-      const emitting = this.#listeners.emit(id, kind, failures, [
-        { event: kind, args: [transfer] },
-        { event: 'transfer', args: [transfer, kind] },
-      ]);
-      if (emitting) {
-        try {
-          await emitting;
-        } catch (error) {
-          await this.#releaseQuietly(request, token);
-          throw error;
-        }
-      }
-      if (failures.length > 0 && !this.#acknowledgeListenerErrors) {
-        await this.#releaseQuietly(request, token);
-        this.#throwFailures(id, kind, failures);
-      }
-      if (this.#memory) this.#memory.commit(request, token);
-      else await this.#listeners.bounded('store', id, kind, () => this.#store!.commit(request, token));
-      return { outcome: 'dispatched', kind, transfer };
-    };
     // Always a turn later, even with nothing under way for the transfer: `dispatch` returns before
     // any listener runs, and a listener that dispatches the same transfer again queues behind it.
-    const run = (this.#queues.get(id) ?? RESOLVED).then(deliver);
+    const run = (this.#queues.get(id) ?? RESOLVED).then(() => this.#deliver(request, kind, transfer));
     // A timed-out step rejects `run` on time, so the transfer's next delivery does not wait on it.
     const forget = () => {
       if (this.#queues.get(id) === settled) this.#queues.delete(id);
@@ -214,6 +146,66 @@ export class CallbackRouter {
     const settled: Promise<void> = run.then(forget, forget);
     this.#queues.set(id, settled);
     return run;
+  }
+
+  /**
+   * A body that is no bridge transfer. Portfolio callbacks come this way: a failed listener is
+   * answered as a bridge one is, so that the service delivers the body again.
+   */
+  async #dispatchUnknown(body: unknown): Promise<DispatchOutcome> {
+    const failures: unknown[] = [];
+    const emitting = this.#listeners.emit(undefined, 'unknown', failures, [
+      { event: 'unknown', args: [body] },
+    ]);
+    if (emitting) await emitting;
+    this.#throwFailures(undefined, 'unknown', failures);
+    return { outcome: 'unknown', body };
+  }
+
+  /**
+   * One bridge delivery, its turn come: claim the state, run the listeners, record it. Each step
+   * is awaited only when it returned a promise: the router's own store and listeners that return
+   * at once take no turn of the event loop, and no timer.
+   */
+  async #deliver(
+    request: ClaimRequest,
+    kind: BridgeCallbackKind,
+    transfer: BridgeTransfer,
+  ): Promise<DispatchOutcome> {
+    const id = request.transferId;
+    const claiming = this.#claimState(request, kind);
+    const claim = claiming instanceof Promise ? await claiming : claiming;
+    if (claim.outcome === 'duplicate' || claim.outcome === 'stale') {
+      return this.#ignore(claim.outcome, transfer, claim.previous);
+    }
+    if (claim.outcome === 'busy') {
+      const busy = new CallbackBusyError({ transferId: id, kind });
+      this.#listeners.error(busy);
+      throw busy;
+    }
+    const { token } = claim;
+    // Listeners first, then the record: a state is recorded only once every listener for it
+    // succeeded, so a failed or hung delivery is dispatched again when the service retries.
+    const failures: unknown[] = [];
+    const emitting = this.#listeners.emit(id, kind, failures, [
+      { event: kind, args: [transfer] },
+      { event: 'transfer', args: [transfer, kind] },
+    ]);
+    if (emitting) {
+      try {
+        await emitting;
+      } catch (error) {
+        await this.#releaseQuietly(request, token);
+        throw error;
+      }
+    }
+    if (failures.length > 0 && !this.#acknowledgeListenerErrors) {
+      await this.#releaseQuietly(request, token);
+      this.#throwFailures(id, kind, failures);
+    }
+    if (this.#memory) this.#memory.commit(request, token);
+    else await this.#listeners.bounded('store', id, kind, () => this.#store!.commit(request, token));
+    return { outcome: 'dispatched', kind, transfer };
   }
 
   /** Sums up the listeners that failed for one delivery, unless they are to be acknowledged. */

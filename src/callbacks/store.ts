@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { durationMs, nonEmptyString, parseArgs } from '../core/args.js';
+import { DEFAULTS } from '../core/defaults.js';
 
 /**
  * Where a state stands in a transfer's life, as the router hands it to the store: the store needs
@@ -124,9 +125,6 @@ interface Held {
   expiresAt: number;
 }
 
-/** Transfers the default store remembers. */
-export const DEFAULT_CAPACITY = 50_000;
-
 /**
  * The memory store's workings, synchronous and on requests already checked. The router's default
  * store is one of these: its claim requests come from a validated transfer and its own checked
@@ -211,8 +209,11 @@ export class MemoryClaims {
 export class MemoryCallbackStore implements CallbackStore {
   readonly #claims: MemoryClaims;
 
-  /** @param capacity transfers remembered; the least recently updated is forgotten first. */
-  constructor(capacity = DEFAULT_CAPACITY) {
+  /**
+   * @param capacity transfers remembered; the least recently updated is forgotten first.
+   * @default DEFAULTS.callbacks.storeCapacity (50,000)
+   */
+  constructor(capacity = DEFAULTS.callbacks.storeCapacity) {
     this.#claims = new MemoryClaims(capacity);
   }
 

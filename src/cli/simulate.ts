@@ -4,17 +4,20 @@ import { type Io, integerFlag, parseCommandLine, UsageError } from './common.js'
 
 export const SIMULATE_USAGE = `usage: partner-s2s-sdk simulate [options]
 
-Starts the Partner Service Interface simulator over HTTP and runs until SIGINT or SIGTERM.
+Starts the Partner Service Interface simulator over HTTP and runs until SIGINT or SIGTERM, or
+until the process that started it (npx, a test harness) ends.
 The partner API is under <baseUrl>, the admin API under <adminUrl> (see docs/simulator.md).
 
 options:
   --port N                   port to listen on, 0 for any free one (default 4010)
   --host HOST                address to bind (default 127.0.0.1). Anyone who reaches the port
-                             can administer the simulator: bind another host only on purpose
+                             can administer the simulator (unless --admin-token is set): bind
+                             another host only on purpose
   --auto-advance             move submitted transfers on by themselves
   --callback-url URL         POST every callback to URL
   --callback-header 'n: v'   send this header with each callback (repeatable)
   --seed N                   deterministic ids, demo credentials and wallet
+  --admin-token TOKEN        every admin call must send Authorization: Bearer TOKEN
   --json                     print one line of JSON instead of text
   -h, --help                 this help`;
 
@@ -54,12 +57,33 @@ function reportFailedCallbacks(sim: ReturnType<typeof createPartnerSimulator>, i
   return timer;
 }
 
+/** How often the parent is looked for: well inside the 2 s a harness may wait for the port. */
+const PARENT_POLL_MS = 250;
+
+/**
+ * Calls `stop` once the process that started this one is gone. `npx` runs the bin through a shell
+ * that dies of a SIGTERM without passing it on, and a harness that kills its launcher with SIGKILL
+ * passes nothing on at all: either way the simulator, orphaned, would keep its port. An orphan is
+ * re-parented (to init or a subreaper), so a changed `process.ppid` means the parent went away;
+ * reading it is a field read, cheap enough to poll. `parent` is read before the simulator says it
+ * is listening: a harness may kill the launcher as soon as it reads that line.
+ */
+function watchParent(parent: number, stop: () => void): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    if (process.ppid !== parent) stop();
+  }, PARENT_POLL_MS);
+  // Watching must not keep the process alive once the server is closed.
+  timer.unref();
+  return timer;
+}
+
 /**
  * `simulate`: serves a simulator until a signal, then closes the server and the simulator's timers
  * so that the process ends by itself with exit code 0. Resolves once the server is listening, with
  * a promise of the exit code.
  */
 export async function simulate(args: string[], io: Io): Promise<number> {
+  const parent = process.ppid;
   const { values } = parseCommandLine(args, {
     port: { type: 'string' },
     host: { type: 'string' },
@@ -67,6 +91,7 @@ export async function simulate(args: string[], io: Io): Promise<number> {
     'callback-url': { type: 'string' },
     'callback-header': { type: 'string', multiple: true },
     seed: { type: 'string' },
+    'admin-token': { type: 'string' },
     json: { type: 'boolean' },
   });
   if (values.help) {
@@ -83,6 +108,7 @@ export async function simulate(args: string[], io: Io): Promise<number> {
     ...(values['callback-url'] ? { callbacks: values['callback-url'] } : {}),
     ...(callbackHeaders ? { callbackHeaders } : {}),
     ...(seed !== undefined ? { seed } : {}),
+    ...(values['admin-token'] !== undefined ? { adminToken: values['admin-token'] } : {}),
   };
   let sim: ReturnType<typeof createPartnerSimulator>;
   try {
@@ -105,7 +131,7 @@ export async function simulate(args: string[], io: Io): Promise<number> {
     io.out(JSON.stringify(info));
   } else {
     io.out(`Partner simulator listening on ${info.baseUrl}
-  admin API      ${info.adminUrl}
+  admin API      ${info.adminUrl}${values['admin-token'] === undefined ? '' : '   (Authorization: Bearer <--admin-token>)'}
   client id      ${info.clientId}
   client secret  ${info.clientSecret}
   user           ${info.userId}
@@ -115,8 +141,12 @@ Stop with Ctrl-C.`);
   }
   const watch = reportFailedCallbacks(sim, io);
   return new Promise<number>((resolve) => {
+    let stopped = false;
     const stop = () => {
+      if (stopped) return;
+      stopped = true;
       clearInterval(watch);
+      clearInterval(orphaned);
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
       sim.close();
@@ -124,5 +154,6 @@ Stop with Ctrl-C.`);
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    const orphaned = watchParent(parent, stop);
   });
 }

@@ -1,7 +1,18 @@
 /**
+ * The path prefix of version 1 of the interface: the client appends it to `baseUrl`, and the
+ * simulator serves the partner API under it.
+ *
+ * @example
+ * import { API_PREFIX } from 'partner-s2s-sdk';
+ * const url = `${baseUrl}${API_PREFIX}/bridge/routes`; // https://partner.example.com/api/v1/s2s/bridge/routes
+ */
+export const API_PREFIX = '/api/v1/s2s';
+
+/**
  * The defaults of `new PartnerClient(options)`, and under `wait` those of
  * `client.bridge.transfers.wait`, one place for the code and its docs. Frozen: read them, spread
- * them into options, never assign to them.
+ * them into options, never assign to them. Under `callbacks` those of `createCallbackRouter`,
+ * under `redis` those of the `partner-s2s-sdk/redis` stores.
  *
  * @example
  * import { DEFAULTS, PartnerClient } from 'partner-s2s-sdk';
@@ -15,6 +26,8 @@
  * await client.bridge.transfers.wait({ userId, transferId }, {
  *   phaseTimeoutsMs: { ...DEFAULTS.wait.phaseTimeoutsMs, refund: 24 * 3_600_000 },
  * });
+ * // Listeners that write to a slow ledger get three times the default.
+ * createCallbackRouter({ authenticate, listenerTimeoutMs: DEFAULTS.callbacks.listenerTimeoutMs * 3 });
  */
 export const DEFAULTS: {
   readonly timeoutMs: number;
@@ -29,12 +42,35 @@ export const DEFAULTS: {
   readonly clientAuth: 'body' | 'basic';
   readonly allowInsecureHttp: boolean;
   readonly strict: boolean;
+  readonly dangerouslyAllowBrowser: boolean;
+  readonly logLevel: 'off';
+  readonly tracing: boolean;
   readonly wait: {
     readonly phaseTimeoutsMs: {
       readonly sourceConfirmation: number;
       readonly delivery: number;
       readonly refund: number;
     };
+    readonly pollIntervalMs: number;
+    readonly maxPollIntervalMs: number;
+    readonly withRouter: {
+      readonly pollIntervalMs: number;
+      readonly maxPollIntervalMs: number;
+    };
+  };
+  readonly callbacks: {
+    readonly listenerTimeoutMs: number;
+    readonly bodyTimeoutMs: number;
+    readonly maxBodyBytes: number;
+    readonly claimTtlFactor: number;
+    readonly storeCapacity: number;
+    readonly acknowledgeListenerErrors: boolean;
+    readonly strict: boolean;
+  };
+  readonly redis: {
+    readonly tokenPrefix: string;
+    readonly callbackPrefix: string;
+    readonly callbackTtlSeconds: number;
   };
 } = Object.freeze({
   /** Time for one attempt: the wait for a token plus the request to the last byte of its answer. */
@@ -52,8 +88,16 @@ export const DEFAULTS: {
   maxResponseBytes: 16 * 1024 * 1024,
   /** The credential goes to the token endpoint in the form body. */
   clientAuth: 'body',
+  /** Plain `http://` only to a loopback host: elsewhere the secret and tokens would cross in clear text. */
   allowInsecureHttp: false,
+  /** Unknown fields, states and scopes are kept and let through, so a newer service breaks nothing. */
   strict: false,
+  /** A client refuses to be made where a page's scripts run: the page would hand out the secret. */
+  dangerouslyAllowBrowser: false,
+  /** The level when neither `logLevel` nor the `PARTNER_S2S_LOG` environment variable says one. */
+  logLevel: 'off',
+  /** Spans when `@opentelemetry/api` is installed and a provider is registered; nothing loaded otherwise. */
+  tracing: true,
   /** `transfers.wait`: the deadline of each phase (`WaitPhaseTimeouts`) when none is given. */
   wait: Object.freeze({
     phaseTimeoutsMs: Object.freeze({
@@ -67,5 +111,38 @@ export const DEFAULTS: {
       /** `refund_pending` until `refunded`: "a later settlement taking hours"; six allow for a late one. */
       refund: 6 * 3_600_000,
     }),
+    /** First delay between reads of a wait without callbacks; it grows by half up to the next. */
+    pollIntervalMs: 2_000,
+    maxPollIntervalMs: 15_000,
+    /** With a `router` that takes deliveries, callbacks wake the wait and reads are the fallback. */
+    withRouter: Object.freeze({
+      pollIntervalMs: 15_000,
+      maxPollIntervalMs: 60_000,
+    }),
+  }),
+  /** `createCallbackRouter` (`CallbackRouterOptions`) and `MemoryCallbackStore`. */
+  callbacks: Object.freeze({
+    /** The listeners of one delivery, the `authenticate` check and each store call. */
+    listenerTimeoutMs: 10_000,
+    /** Reading one request body. */
+    bodyTimeoutMs: 10_000,
+    /** 1 MiB: a bridge callback is a transfer of a few KB. */
+    maxBodyBytes: 1024 * 1024,
+    /** A claim holds this many `listenerTimeoutMs`: a live delivery keeps it, a dead process's expires. */
+    claimTtlFactor: 3,
+    /** Transfers the router's own (memory) store remembers; the least recently updated goes first. */
+    storeCapacity: 50_000,
+    /** At least once: a failed listener leaves the state unrecorded, to be delivered again. */
+    acknowledgeListenerErrors: false,
+    strict: false,
+  }),
+  /** The stores of `partner-s2s-sdk/redis`. */
+  redis: Object.freeze({
+    /** Put before the keys of `createRedisTokenStore`. */
+    tokenPrefix: 'partner-s2s:token:',
+    /** Put before the keys of `createRedisCallbackStore`. */
+    callbackPrefix: 'partner-s2s:callback:',
+    /** How long `createRedisCallbackStore` keeps a transfer's state after its last change: 7 days. */
+    callbackTtlSeconds: 7 * 86_400,
   }),
 });

@@ -1,18 +1,22 @@
+import { MAX_DEPTH, TRUNCATED } from './redact.js';
+
 /** Marks every error thrown by this package; `Symbol.for` makes it the same symbol in every copy. */
 export const ERROR_BRAND: unique symbol = Symbol.for('partner-s2s-sdk.error') as never;
 /** Marks errors that carry an HTTP answer of a data endpoint. */
 export const API_ERROR_BRAND: unique symbol = Symbol.for('partner-s2s-sdk.api-error') as never;
 
-/** Turns bigints into strings so that `JSON.stringify(error)` never throws. */
-export function jsonSafe(value: unknown): unknown {
+/**
+ * Turns bigints into strings and truncates past {@link MAX_DEPTH} (a cycle included), so that
+ * `JSON.stringify(error)` never throws and stays bounded.
+ */
+export function jsonSafe(value: unknown, depth = 0): unknown {
   if (typeof value === 'bigint') return value.toString();
-  if (Array.isArray(value)) return value.map(jsonSafe);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [key, inner] of Object.entries(value)) out[key] = jsonSafe(inner);
-    return out;
-  }
-  return value;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_DEPTH) return TRUNCATED;
+  if (Array.isArray(value)) return value.map((item) => jsonSafe(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) out[key] = jsonSafe(inner, depth + 1);
+  return out;
 }
 
 /**

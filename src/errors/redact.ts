@@ -24,10 +24,21 @@ export function redactor(secrets: readonly string[]): Redact {
   };
 }
 
-/** Redacts every string in a parsed JSON value, keys included. */
+/** What replaces an object or array nested deeper than {@link MAX_DEPTH} in what an error keeps. */
+export const TRUNCATED = '[truncated]';
+
+/**
+ * How deep an error keeps a server's body. Deeper, a value is replaced rather than kept: what is
+ * kept unread could hold an echoed secret, and walking it could overflow the stack (JSON.parse
+ * reads a body nested 100,000 levels deep; a recursive walk of it does not).
+ */
+export const MAX_DEPTH = 32;
+
+/** Redacts every string in a parsed JSON value, keys included; past {@link MAX_DEPTH}, truncates. */
 export function redactDeep(value: unknown, redact: Redact, depth = 0): unknown {
   if (typeof value === 'string') return redact(value);
-  if (depth > 32 || value === null || typeof value !== 'object') return value;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_DEPTH) return TRUNCATED;
   if (Array.isArray(value)) return value.map((item) => redactDeep(item, redact, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, inner] of Object.entries(value)) out[redact(key)] = redactDeep(inner, redact, depth + 1);

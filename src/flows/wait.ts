@@ -141,10 +141,17 @@ export interface WaitOptions extends Omit<RequestOptions, 'timeoutMs'> {
   timeoutMs?: number;
   /**
    * First delay between reads; it grows by half each time up to `maxPollIntervalMs`.
-   * @default 2000 (15000 with a `router` that takes deliveries: callbacks wake the wait, reads are the fallback)
+   * @default DEFAULTS.wait.pollIntervalMs (2000), DEFAULTS.wait.withRouter.pollIntervalMs (15000) with a `router` that takes deliveries: callbacks wake the wait, reads are the fallback
+   * @example
+   * await client.bridge.transfers.wait({ userId, transferId }, { pollIntervalMs: 5_000 });
    */
   pollIntervalMs?: number;
-  /** Longest delay between reads. @default 15000 (60000 with a `router` that takes deliveries) */
+  /**
+   * Longest delay between reads.
+   * @default DEFAULTS.wait.maxPollIntervalMs (15000), DEFAULTS.wait.withRouter.maxPollIntervalMs (60000) with a `router` that takes deliveries
+   * @example
+   * await client.bridge.transfers.wait({ userId, transferId }, { maxPollIntervalMs: 30_000 });
+   */
   maxPollIntervalMs?: number;
 }
 
@@ -304,13 +311,13 @@ export async function pollTransfer(
           refusedDeliveries: router ? watch.refused : undefined,
         });
   const direct: Cadence = {
-    delay: options.pollIntervalMs ?? 2_000,
-    max: options.maxPollIntervalMs ?? 15_000,
+    delay: options.pollIntervalMs ?? DEFAULTS.wait.pollIntervalMs,
+    max: options.maxPollIntervalMs ?? DEFAULTS.wait.maxPollIntervalMs,
   };
   // With a router taking deliveries, callbacks wake the wait and reads are the fallback.
   const routed: Cadence = {
-    delay: options.pollIntervalMs ?? 15_000,
-    max: options.maxPollIntervalMs ?? 60_000,
+    delay: options.pollIntervalMs ?? DEFAULTS.wait.withRouter.pollIntervalMs,
+    max: options.maxPollIntervalMs ?? DEFAULTS.wait.withRouter.maxPollIntervalMs,
   };
   const cadence = () => (watch.trusted ? routed : direct);
   try {

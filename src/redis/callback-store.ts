@@ -10,6 +10,7 @@ import {
   type RecordedState,
 } from '../callbacks/store.js';
 import { durationMs, parseArgs } from '../core/args.js';
+import { DEFAULTS } from '../core/defaults.js';
 import {
   prefixSchema,
   RELEASE_IF_OWNER,
@@ -28,12 +29,15 @@ export interface RedisCallbackStoreOptions {
    * Put before every key. A transfer's keys are `<prefix>{<transferId>}:state` and
    * `…:claim`, hash-tagged so that a Redis Cluster keeps them on one slot; a prefix may carry its
    * own hash tag (`{myapp}:callbacks:`), which then puts every key on one slot.
-   * @default 'partner-s2s:callback:'
+   * @default DEFAULTS.redis.callbackPrefix ('partner-s2s:callback:')
    */
   prefix?: string;
   /** How long a claim holds, overriding the router's `claimTtlMs`. @default the router's */
   claimTtlMs?: number;
-  /** How long a transfer's recorded state is kept after its last change. @default 604800 (7 days) */
+  /**
+   * How long a transfer's recorded state is kept after its last change.
+   * @default DEFAULTS.redis.callbackTtlSeconds (604800, 7 days)
+   */
   ttlSeconds?: number;
 }
 
@@ -91,8 +95,8 @@ return 1`;
 export function createRedisCallbackStore(options: RedisCallbackStoreOptions): CallbackStore {
   const checked = parseArgs(optionsSchema, options ?? {}, 'createRedisCallbackStore');
   const command = redisCommand(checked.client);
-  const prefix = checked.prefix ?? 'partner-s2s:callback:';
-  const ttlSeconds = String(checked.ttlSeconds ?? 7 * 86_400);
+  const prefix = checked.prefix ?? DEFAULTS.redis.callbackPrefix;
+  const ttlSeconds = String(checked.ttlSeconds ?? DEFAULTS.redis.callbackTtlSeconds);
   const keys = (transferId: string) => {
     const state = `${prefix}{${transferId}}:state`;
     return { state, claim: `${prefix}{${transferId}}:claim` };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import type { StoredToken, TokenLock, TokenStore } from '../auth/token-store.js';
 import { parseArgs } from '../core/args.js';
+import { DEFAULTS } from '../core/defaults.js';
 import {
   prefixSchema,
   RELEASE_IF_OWNER,
@@ -15,7 +16,7 @@ import {
 export interface RedisTokenStoreOptions {
   /** A connected client of `redis` (node-redis 5) or `ioredis` 5. The store never connects or quits it. */
   client: RedisClientLike;
-  /** Put before every key. @default 'partner-s2s:token:' */
+  /** Put before every key. @default DEFAULTS.redis.tokenPrefix ('partner-s2s:token:') */
   prefix?: string;
 }
 
@@ -40,7 +41,7 @@ const optionsSchema = z.lazy(() =>
 export function createRedisTokenStore(options: RedisTokenStoreOptions): TokenStore {
   const checked = parseArgs(optionsSchema, options ?? {}, 'createRedisTokenStore');
   const command = redisCommand(checked.client);
-  const prefix = checked.prefix ?? 'partner-s2s:token:';
+  const prefix = checked.prefix ?? DEFAULTS.redis.tokenPrefix;
   return {
     async get(key) {
       const value = await run(command, 'token.get', prefix + key, ['GET', prefix + key]);

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { type AmountInput, decimalLiteral } from '../core/amounts.js';
 import { durationMs, nonEmptyString, requestOptionsSchema, withMethods } from '../core/args.js';
+import { API_PREFIX } from '../core/defaults.js';
 import { JsonNumber } from '../core/json.js';
 import { type AuthorizationSignature, TRANSFER_STATES, type TransferStatus } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
@@ -144,7 +145,7 @@ export function segmentProblem(segment: string): string | undefined {
     }
     const name = decoded.split(/[;\0]/)[0] as string;
     if (name === '.' || name === '..' || /[/\\]/.test(decoded))
-      return 'must not hold `.` or `..` segments or encoded slashes, also encoded twice: it would leave /api/v1/s2s';
+      return `must not hold \`.\` or \`..\` segments or encoded slashes, also encoded twice: it would leave ${API_PREFIX}`;
     if (decoded === form) return undefined;
     form = decoded;
   }

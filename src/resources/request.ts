@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { ResponseSink } from '../core/api-promise.js';
 import { parseArgs } from '../core/args.js';
+import { API_PREFIX } from '../core/defaults.js';
 import type { RequestOptions } from '../core/request-options.js';
 import {
   isStandardSchema,
@@ -99,7 +100,7 @@ const PLACEHOLDER = /\{(\w+)\}/g;
 function pathProblem(path: string): string | undefined {
   if (path.length === 0) return 'must not be empty';
   if (/^[a-z][a-z0-9+.-]*:/i.test(path) || path.startsWith('//'))
-    return 'must be a path below /api/v1/s2s, not a URL: the bearer token goes only to the service';
+    return `must be a path below ${API_PREFIX}, not a URL: the bearer token goes only to the service`;
   if (/[\s\\]/.test(path) || [...path].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f))
     return 'must not contain spaces, backslashes or control characters';
   if (path.includes('?') || path.includes('#')) return 'must not hold a query or fragment: pass `query`';

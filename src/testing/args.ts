@@ -82,6 +82,10 @@ export const simulatorOptionsArgs = z
     callbackHeaders: headers.optional(),
     demo: z.boolean({ error: 'must be a boolean' }).optional(),
     seed: z.int({ error: 'must be an integer' }).nonnegative('must not be negative').optional(),
+    adminToken: z
+      .string({ error: 'must be a string' })
+      .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it travels in a header)')
+      .optional(),
   })
   .optional();
 

@@ -1,4 +1,5 @@
 import { parseArgs } from '../core/args.js';
+import { API_PREFIX } from '../core/defaults.js';
 import type { BridgeRoute, BridgeTransfer, TransferStatus } from '../schemas/bridge.js';
 import type { Address, Hex } from '../schemas/common.js';
 import { simulatorOptionsArgs } from './args.js';
@@ -42,6 +43,16 @@ export interface SimulatorOptions {
    * createPartnerSimulator({ seed: 42 }).demo.credentials.clientId; // the same on every run
    */
   seed?: number;
+  /**
+   * A token every call of the admin API (`sim.adminPath`, over `sim.fetch` and `sim.listen()`)
+   * must present as `Authorization: Bearer <adminToken>`; a call without it, or with another, is a
+   * 401. Without it the admin API is guarded only by being reachable on loopback (see
+   * docs/simulator.md). Printable ASCII without spaces.
+   *
+   * @example
+   * const sim = createPartnerSimulator({ adminToken: 'a-long-random-string' });
+   */
+  adminToken?: string;
 }
 
 /** The demo data the simulator holds (`sim.demo`). */
@@ -98,7 +109,7 @@ export class PartnerSimulator {
     this.#admin = new SimAdmin(this.#core);
     // Both mounts read the state of the moment, so that a reset reaches requests already routed.
     this.fetch = simulatorFetch([
-      { prefix: '/api/v1/s2s', handle: (request) => partnerApi(this.#core, this.requests).handle(request) },
+      { prefix: API_PREFIX, handle: (request) => partnerApi(this.#core, this.requests).handle(request) },
       adminApi({
         admin: () => this.#admin,
         deliveries: () => this.callbackDeliveries,
@@ -107,6 +118,7 @@ export class PartnerSimulator {
           this.reset();
           return this.demo ?? null;
         },
+        adminToken: options.adminToken,
       }),
     ]);
     this.demo = this.#createDemo();

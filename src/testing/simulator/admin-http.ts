@@ -1,9 +1,10 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { ArgumentError } from '../../errors/client-errors.js';
 import { BIGINT_MESSAGE, CALLBACK_TARGET_MESSAGE } from '../args.js';
 import type { SimAdmin } from './admin.js';
 import type { CallbackDelivery } from './callbacks.js';
 import { HttpFailure, validation } from './envelope.js';
-import type { Mount } from './http.js';
+import type { Mount, SimRequest } from './http.js';
 import { jsonObject } from './json.js';
 
 /*
@@ -84,6 +85,71 @@ function dataResponse(data: unknown, status = 200): Response {
   );
 }
 
+/**
+ * A name or address a browser can only have reached through loopback: `localhost` and its
+ * subdomains (RFC 6761), 127.0.0.0/8 and [::1]. Parsed as a URL first, so that `127.1` or
+ * `[0::1]` read as what they are, and `localhost@evil.example` as evil.example.
+ */
+function isLoopbackHost(host: string): boolean {
+  if (!/^[\w.:[\]-]+$/.test(host)) return false;
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${host}`).hostname;
+  } catch {
+    return false;
+  }
+  return (
+    hostname === 'localhost' ||
+    hostname.endsWith('.localhost') ||
+    hostname === '[::1]' ||
+    /^127\.\d+\.\d+\.\d+$/.test(hostname)
+  );
+}
+
+/** True when `given` is `expected`, in a time that does not tell how much of it matched. */
+function sameToken(given: string, expected: string): boolean {
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+/**
+ * What a web page must never get through: a page the partner's browser opens can send requests to
+ * 127.0.0.1, and a name the attacker rebinds to 127.0.0.1 makes its reads same-origin. So a Host
+ * that is not loopback (rebinding), an `Origin` not the simulator's own (cross-site), and a body
+ * that is not `application/json` (the only kind a page sends without asking first) are refused;
+ * with a token, so is a call without it.
+ */
+function guard(request: SimRequest, token: string | undefined): void {
+  if (!isLoopbackHost(request.host))
+    throw new HttpFailure(
+      403,
+      'FORBIDDEN',
+      'the admin API answers only requests addressed to a loopback name or address (localhost, 127.0.0.1, [::1])',
+    );
+  const origin = request.headers.get('origin');
+  if (origin !== null && origin !== new URL(`http://${request.host}`).origin)
+    throw new HttpFailure(403, 'FORBIDDEN', 'the admin API refuses cross-origin requests');
+  if (token !== undefined) {
+    const match = /^Bearer +(\S+) *$/i.exec(request.headers.get('authorization') ?? '');
+    if (!match || !sameToken(match[1]!, token))
+      throw new HttpFailure(
+        401,
+        'UNAUTHORIZED',
+        'the admin API needs Authorization: Bearer <the admin token>',
+        {},
+        { 'www-authenticate': 'Bearer realm="partner-simulator-admin"' },
+      );
+  }
+  if (request.method === 'GET' || request.method === 'HEAD') return;
+  const type = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json')
+    throw new HttpFailure(
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+      'the admin API takes application/json only: send content-type: application/json',
+    );
+}
+
 /** What the admin mount needs of the simulator; getters, because `reset` replaces the state. */
 export interface AdminHost {
   admin(): SimAdmin;
@@ -91,12 +157,16 @@ export interface AdminHost {
   routes(): unknown[];
   /** Starts again from nothing (plus the demo data); returns the demo the simulator now holds. */
   reset(): unknown;
+  /** With it, every admin call needs `Authorization: Bearer <adminToken>`. */
+  adminToken?: string | undefined;
 }
 
 export function adminApi(host: AdminHost): Mount {
   return {
     prefix: ADMIN_PREFIX,
-    handle: ({ method, path, body }) => {
+    handle: (request) => {
+      guard(request, host.adminToken);
+      const { method, path, body } = request;
       const name = path.replace(/^\//, '');
       if (name === 'callbacks' || name === 'routes') {
         if (method !== 'GET')

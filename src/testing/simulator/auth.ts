@@ -52,7 +52,7 @@ export class SimAuth {
 
   createCredential(org: Organisation, scopes: string[]): { clientId: string; clientSecret: string } {
     const clientId = this.random.id('cli');
-    const clientSecret = `sec_${this.random.bytes(18).toString('base64url')}:+/=`;
+    const clientSecret = this.random.secret();
     this.credentials.set(clientId, {
       clientId,
       organisationId: org.id,
@@ -66,7 +66,7 @@ export class SimAuth {
   rotateCredential(credential: Credential, graceMs: number): { clientSecret: string } {
     const until = this.clock.now() + graceMs;
     for (const secret of credential.secrets) secret.validUntil = Math.min(secret.validUntil, until);
-    const clientSecret = `sec_${this.random.bytes(18).toString('base64url')}`;
+    const clientSecret = this.random.secret();
     credential.secrets.push({ secret: clientSecret, validUntil: Number.POSITIVE_INFINITY });
     return { clientSecret };
   }

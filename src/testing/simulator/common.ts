@@ -32,6 +32,15 @@ export class SimRandom {
   id(prefix: string): string {
     return `${prefix}_${this.bytes(8).toString('hex')}`;
   }
+
+  /**
+   * A client secret: `sec_` and 144 random bits in base64url, so only `[A-Za-z0-9_-]`. Such a
+   * secret needs no encoding anywhere (`curl -u "$ID:$SECRET"`, a form body typed by hand), and
+   * reads the same before and after the form decoding RFC 6749 2.3.1 asks of a Basic credential.
+   */
+  secret(): string {
+    return `sec_${this.bytes(18).toString('base64url')}`;
+  }
 }
 
 /**

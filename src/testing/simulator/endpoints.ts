@@ -1,3 +1,4 @@
+import { API_PREFIX } from '../../core/defaults.js';
 import type { Caller } from './auth.js';
 import type { SimCore } from './core.js';
 import { HttpFailure, jsonResponse, oauthError, validation } from './envelope.js';
@@ -109,7 +110,7 @@ function match(endpoint: Endpoint, path: string): string[] | undefined {
 /** The partner API, logging each request it receives (method and path below the prefix) in `requests`. */
 export function partnerApi(core: SimCore, requests: { method: string; path: string }[]): Mount {
   return {
-    prefix: '/api/v1/s2s',
+    prefix: API_PREFIX,
     handle: (request) => {
       requests.push({ method: request.method, path: request.path });
       if (request.path === TOKEN_PATH) {

@@ -10,6 +10,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
+  415: 'Unsupported Media Type',
   503: 'Service Unavailable',
 };
 

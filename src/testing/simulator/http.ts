@@ -15,6 +15,11 @@ export interface SimRequest {
   path: string;
   query: URLSearchParams;
   headers: Headers;
+  /**
+   * Where the request was addressed: its `Host` header over HTTP (node:http keeps it), the URL's
+   * host when called as a function (a `Request` made in-process has no `Host`).
+   */
+  host: string;
   body: string;
 }
 
@@ -65,6 +70,7 @@ export function simulatorFetch(mounts: readonly Mount[]): FetchFunction {
         path,
         query: url.searchParams,
         headers: request.headers,
+        host: request.headers.get('host') ?? url.host,
         body,
       });
     } catch (error) {
