@@ -123,7 +123,7 @@ export class PartnerClient {
     const config = checkClientOptions(options);
     this.#options = config;
     this.#strict = config.strict ?? DEFAULTS.strict;
-    const defaultHeaders: Record<string, string> = { 'user-agent': userAgent() };
+    const defaultHeaders: Record<string, string> = {};
     for (const [name, value] of Object.entries(config.defaultHeaders ?? {}))
       if (value !== null) defaultHeaders[name] = value;
     const makeTransport = (shared: Pick<SharedState, 'baseUrl' | 'fetch' | 'secrets'>, tracing: Tracing) =>
@@ -131,6 +131,7 @@ export class PartnerClient {
         fetch: shared.fetch,
         prefix: `${shared.baseUrl}${API_PREFIX}`,
         defaultHeaders,
+        userAgent: userAgent(),
         fetchOptions: config.fetchOptions,
         events: this.#events,
         timeoutMs: config.timeoutMs ?? DEFAULTS.timeoutMs,
@@ -234,7 +235,8 @@ export class PartnerClient {
     return apiCall(
       options,
       'me',
-      async (checked) => (await callEndpoint(this.#api, ENDPOINTS.me, {}, checked)).data,
+      async (checked, sink) =>
+        (await callEndpoint(this.#api, ENDPOINTS.me, undefined, checked, { sink })).data,
     );
   }
 
@@ -252,8 +254,8 @@ export class PartnerClient {
    * const { data, requestId } = await client.request({ path: '/users/{userId}', params: { userId } }).withResponse();
    */
   request<T = unknown>(request: ApiRequest<T>, options?: RequestOptions): ApiPromise<T> {
-    return apiCall(options, 'PartnerClient.request', (checked) =>
-      callAny(this.#api, request, checked, 'PartnerClient.request'),
+    return apiCall(options, 'PartnerClient.request', (checked, sink) =>
+      callAny(this.#api, request, checked, 'PartnerClient.request', sink),
     );
   }
 
@@ -286,8 +288,8 @@ export class PartnerClient {
     options: RequestOptions | undefined,
   ): ApiPromise<T> {
     const where = `PartnerClient.${method.toLowerCase()}`;
-    return apiCall(options, where, (checked) =>
-      callAny(this.#api, { ...readInit(where, request), method, path }, checked, where),
+    return apiCall(options, where, (checked, sink) =>
+      callAny(this.#api, { ...readInit(where, request), method, path }, checked, where, sink),
     );
   }
 

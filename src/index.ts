@@ -16,6 +16,7 @@ export { API_PREFIX, DEFAULTS } from './core/defaults.js';
 export type { RequestOptions } from './core/request-options.js';
 export { ApiPromise, type WithResponse } from './core/api-promise.js';
 export { Page, PagePromise } from './core/pagination.js';
+export type { StandardSchemaV1 } from './core/standard-schema.js';
 export type { ApiRequest, ApiRequestInit, QueryValue } from './resources/request.js';
 export type { RetryOptions } from './http/retry.js';
 export type { TracerProviderLike, TracingOption } from './http/tracing.js';

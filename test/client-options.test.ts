@@ -8,6 +8,7 @@ import {
   PermissionDeniedError,
   ResponseValidationError,
   ServiceUnavailableError,
+  type StandardSchemaV1,
   TimeoutError,
 } from '../src/index.js';
 import {
@@ -94,6 +95,41 @@ describe('client.request, get and post', () => {
     expect((broken as ResponseValidationError).issues.map((i) => i.path)).toContain('data.0.poolId');
     const bare = await client.get('/staking/bare').catch((e: unknown) => e);
     expect(bare).toBeInstanceOf(ResponseValidationError);
+  });
+
+  it('takes any Standard Schema, an asynchronous one included, and types the answer by it', async () => {
+    const service = mockService({
+      routes: {
+        'GET /staking/pools': () => json({ data: { poolId: 'p1' } }),
+        'GET /staking/broken': () => json({ data: { poolId: 7 } }),
+      },
+    });
+    const client = makeClient(service);
+    // Not zod: a schema written to the Standard Schema interface alone, checking asynchronously.
+    const Pool: StandardSchemaV1<unknown, { poolId: string }> = {
+      '~standard': {
+        version: 1,
+        vendor: 'hand-written',
+        validate: async (value) => {
+          const poolId = (value as { poolId?: unknown } | null)?.poolId;
+          return typeof poolId === 'string'
+            ? { value: { poolId } }
+            : { issues: [{ message: 'must be a string', path: [{ key: 'poolId' }] }] };
+        },
+      },
+    };
+    const pool = await client.get('/staking/pools', { schema: Pool });
+    expectTypeOf(pool).toEqualTypeOf<{ poolId: string }>();
+    expect(pool).toEqual({ poolId: 'p1' });
+    const broken = await client.request({ path: '/staking/broken', schema: Pool }).catch((e: unknown) => e);
+    expect(broken).toBeInstanceOf(ResponseValidationError);
+    expect((broken as ResponseValidationError).issues).toEqual([
+      { path: 'data.poolId', message: 'must be a string' },
+    ]);
+    const refused = await client
+      .request({ path: '/staking/pools', schema: {} as never })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ArgumentError);
   });
 
   it('sends the query and a JSON body, and refuses a bigint or a body on a GET before sending', async () => {
@@ -290,6 +326,18 @@ describe('headers and the User-Agent', () => {
     const service = mockService({ routes: { 'GET /bridge/routes': routesOk } });
     await makeClient(service, { defaultHeaders: { 'user-agent': 'acme-backend/2.0' } }).bridge.routes();
     expect(service.calls.every((call) => call.headers.get('user-agent') === 'acme-backend/2.0')).toBe(true);
+  });
+
+  it('leaves the User-Agent out of a call whose headers set it to null, and only that call', async () => {
+    const service = mockService({ routes: { 'GET /bridge/routes': routesOk } });
+    const client = makeClient(service);
+    await client.bridge.routes({ headers: { 'user-agent': null } });
+    await client.bridge.routes({ headers: { 'user-agent': 'job-runner/1' } });
+    await client.bridge.routes();
+    const [, bare, named, plain] = service.calls as [MockRequest, MockRequest, MockRequest, MockRequest];
+    expect(bare.headers.has('user-agent')).toBe(false);
+    expect(named.headers.get('user-agent')).toBe('job-runner/1');
+    expect(plain.headers.get('user-agent')).toMatch(/^partner-s2s-sdk\//);
   });
 });
 

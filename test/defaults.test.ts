@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { API_PREFIX, DEFAULTS } from '../src/index.js';
+import {
+  API_PREFIX,
+  DEFAULT_DELEGATES,
+  DEFAULT_ENTRY_POINTS,
+  DEFAULTS,
+  ENTRY_POINT_V07,
+  ENTRY_POINT_V08,
+  MAV2_7702_DELEGATE_V100,
+  MAV2_7702_DELEGATE_V110,
+} from '../src/index.js';
+import { issuesOf, validConstruct } from './helpers/batches.js';
 
 describe('DEFAULTS', () => {
   it('holds the documented defaults and cannot be changed, at any depth', () => {
@@ -34,6 +44,13 @@ describe('DEFAULTS', () => {
         callbackPrefix: 'partner-s2s:callback:',
         callbackTtlSeconds: 7 * 86_400,
       },
+      verifier: {
+        expiryMarginMs: 15_000,
+        entryPoints: [ENTRY_POINT_V07, ENTRY_POINT_V08],
+        delegates: [MAV2_7702_DELEGATE_V100, MAV2_7702_DELEGATE_V110],
+        requirePaymaster: true,
+        allowIntegratorSuffix: true,
+      },
     });
     expect(Object.isFrozen(DEFAULTS)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.retry)).toBe(true);
@@ -42,9 +59,24 @@ describe('DEFAULTS', () => {
     expect(Object.isFrozen(DEFAULTS.wait.withRouter)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.callbacks)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.redis)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.verifier)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.verifier.entryPoints)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.verifier.delegates)).toBe(true);
     expect(() => {
       (DEFAULTS as { timeoutMs: number }).timeoutMs = 1;
     }).toThrow(TypeError);
+  });
+
+  it('are what verifyBridgeBatch applies when no option is given', () => {
+    expect(DEFAULT_ENTRY_POINTS).toBe(DEFAULTS.verifier.entryPoints);
+    expect(DEFAULT_DELEGATES).toBe(DEFAULTS.verifier.delegates);
+    const construct = validConstruct();
+    const expiresAt = Date.parse(construct.quote.expiresAt);
+    const margin = DEFAULTS.verifier.expiryMarginMs;
+    expect(issuesOf(construct, { now: expiresAt - margin - 1 })).toEqual([]);
+    expect(issuesOf(construct, { now: expiresAt - margin })).toEqual(['quote.expiry']);
+    expect(issuesOf(construct, { options: { entryPoints: [] } })).toContain('entryPoint.allowed');
+    expect(issuesOf(construct, { options: { ...DEFAULTS.verifier } })).toEqual([]);
   });
 });
 

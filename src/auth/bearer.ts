@@ -1,18 +1,17 @@
 import type { RequestOptions } from '../core/request-options.js';
 import { AuthenticationError } from '../errors/api-error.js';
-import { AbortError, TimeoutError } from '../errors/client-errors.js';
-import { within } from '../http/abort.js';
+import type { Deadline } from '../http/abort.js';
+import type { Transport } from '../http/transport.js';
 import type {
   CallHook,
-  CallInfo,
   DataRequest,
   DataTransport,
   Exchange,
   RequestHook,
   Send,
   Settle,
-  Transport,
-} from '../http/transport.js';
+  StartDeadline,
+} from '../http/types.js';
 import type { TokenCall, TokenProvider } from './token-provider.js';
 import type { StoredToken } from './token-store.js';
 
@@ -20,7 +19,8 @@ const TOKEN_LABEL = '/auth/token';
 
 /**
  * The bearer token on every data call, as a hook around the transport (Octokit's auth hook): the
- * lease of a token within the attempt's time, one replay after a 401 with a newer token, and the
+ * lease of a token within the attempt's deadline (the token goes on the request, ky's hook makes
+ * the header), one replay after a 401 with a newer token, and the
  * conclusion that the credential is stopped when that newer token is refused too.
  */
 export class BearerAuth implements RequestHook, DataTransport {
@@ -41,8 +41,8 @@ export class BearerAuth implements RequestHook, DataTransport {
   async token(options?: RequestOptions): Promise<StoredToken> {
     const call = this.#tokens.begin();
     try {
-      return await this.#transport.retrying('POST', TOKEN_LABEL, true, options, async () =>
-        this.#lease(call, 'POST', TOKEN_LABEL, options, performance.now()),
+      return await this.#transport.retrying('POST', TOKEN_LABEL, true, options, () =>
+        this.#leaseWithin(call, this.#transport.deadline('POST', TOKEN_LABEL, options)),
       );
     } finally {
       this.#tokens.end(call);
@@ -50,30 +50,29 @@ export class BearerAuth implements RequestHook, DataTransport {
   }
 
   /**
-   * Waits for a token within what is left of the attempt's time and the caller's signal. A token
-   * fetch shared with other calls goes on for them when this caller gives up.
+   * Waits for a token within the attempt's `deadline`. A token fetch shared with other calls goes
+   * on for them when this caller gives up.
    */
-  #lease(
-    call: TokenCall,
-    method: string,
-    label: string,
-    options: RequestOptions | undefined,
-    started: number,
-  ): StoredToken | Promise<StoredToken> {
-    const tokens = this.#tokens;
-    const cached = tokens.peek();
-    if (cached) return cached;
-    const timeoutMs = this.#transport.attemptTimeoutMs(options);
-    return within(
-      tokens.get(call),
-      timeoutMs - (performance.now() - started),
-      options?.signal,
-      () => new TimeoutError({ method, path: label, timeoutMs }),
-      () => new AbortError({ cause: options?.signal?.reason }),
-    );
+  #lease(call: TokenCall, deadline: Deadline): StoredToken | Promise<StoredToken> {
+    return this.#tokens.peek() ?? deadline.race(this.#tokens.get(call));
   }
 
-  open({ method, label, retryable, options }: CallInfo): CallHook {
+  /** A lease that is an attempt of its own: its deadline ends with it. */
+  async #leaseWithin(call: TokenCall, deadline: Deadline): Promise<StoredToken> {
+    try {
+      return await this.#lease(call, deadline);
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  open(
+    spec: DataRequest<unknown>,
+    options: RequestOptions | undefined,
+    attemptDeadline: StartDeadline,
+  ): CallHook {
+    const { method, path: label } = spec;
+    const retryable = spec.retryable ?? true;
     const tokens = this.#tokens;
     const call = tokens.begin();
     let replayed = false;
@@ -83,21 +82,19 @@ export class BearerAuth implements RequestHook, DataTransport {
     // The attempt's time covers the wait for a token and the request. A request that is never
     // repeated (a submit) still gets its token under the retry policy: asking twice acts once.
     const leaseAndSend = async (request: Exchange, send: Send) => {
-      let started = performance.now();
-      let token: StoredToken;
-      if (!retryable) {
-        token = await this.#transport.retrying(method, label, true, options, async () =>
-          this.#lease(call, method, label, options, performance.now()),
-        );
-        started = performance.now();
-      } else {
-        token = await this.#lease(call, method, label, options, started);
+      const leased = retryable
+        ? undefined
+        : await this.#transport.retrying(method, label, true, options, () =>
+            this.#leaseWithin(call, attemptDeadline()),
+          );
+      const deadline = attemptDeadline();
+      try {
+        const token = leased ?? (await this.#lease(call, deadline));
+        const sent: Exchange = { ...request, token: token.accessToken };
+        return { token, sent, response: await send(sent, deadline) };
+      } finally {
+        deadline.clear();
       }
-      const sent: Exchange = {
-        ...request,
-        headers: { ...request.headers, authorization: `Bearer ${token.accessToken}` },
-      };
-      return { token, sent, response: await send(sent, started) };
     };
 
     return {
@@ -117,7 +114,7 @@ export class BearerAuth implements RequestHook, DataTransport {
         const credentialStopped =
           response.status === 401 && (call.probe || (replayed && token.accessToken !== rejectedFirst));
         try {
-          return settle({ request: sent, response, grantedScopes: token.scopes, credentialStopped });
+          return await settle({ request: sent, response, grantedScopes: token.scopes, credentialStopped });
         } catch (error) {
           if (error instanceof AuthenticationError) {
             await tokens.invalidate(token);

@@ -2,6 +2,7 @@ import type { TokenEvent } from '../core/events.js';
 import { type PartnerError, withRetryAfter } from '../errors/base.js';
 import { AbortError } from '../errors/client-errors.js';
 import { InvalidClientError } from '../errors/oauth.js';
+import { Deadline, sleep } from '../http/abort.js';
 import type { SpanRunner } from '../http/tracing.js';
 import { ACCESS_TOKEN_PATTERN, MAX_ACCESS_TOKEN_LENGTH } from '../schemas/auth.js';
 import { tokenExpiredOnArrival } from './token-endpoint.js';
@@ -42,35 +43,22 @@ export const CREDENTIAL_BACKOFF_MAX_MS = 60_000;
  * something that is not a token counts as empty, and the client carries on with its own token.
  */
 async function storeOp<T>(operation: () => Promise<T>): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  // A hung store must not keep a process alive whose calls are over: the timer is unref'd.
+  const deadline = new Deadline(STORE_TIMEOUT_MS, undefined, NO_ERRORS, { unref: true });
   try {
-    return await Promise.race([
-      operation(),
-      new Promise<undefined>((resolve) => {
-        timer = setTimeout(() => resolve(undefined), STORE_TIMEOUT_MS);
-        // A hung store must not keep a process alive whose calls are over.
-        timer.unref?.();
-      }),
-    ]);
+    return await deadline.race(Promise.resolve(operation()));
   } catch {
     return undefined;
   } finally {
-    clearTimeout(timer);
+    deadline.clear();
   }
 }
 
+const NO_ERRORS = { timedOut: () => undefined, aborted: () => undefined };
+
 /** Waits `ms`, or less when `signal` aborts; the timer never keeps a process alive. */
 function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    timer.unref?.();
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
+  return sleep(ms, signal, () => undefined, { unref: true }).catch(() => {});
 }
 
 function isStoredToken(value: unknown): value is StoredToken {

@@ -1,15 +1,13 @@
 /**
  * The promise every data method returns: awaited, it is the parsed `data`; `.withResponse()` also
  * gives the HTTP answer it came from (openai-node's shape). The transport reports each answer to
- * the call through a sink carried in its options, so flows made of several requests report the
- * last one, and nothing is kept once the call settles.
+ * the sink the call's request carries (beside its options, never inside them), so flows made of
+ * several requests report the last one, and nothing is kept once the call settles.
  */
 
 import { ArgumentError } from '../errors/client-errors.js';
 
-/** Where a call's answers are reported; internal, carried in the options under `RESPONSE_SINK`. */
-export const RESPONSE_SINK: unique symbol = Symbol('partner-s2s-sdk.responseSink');
-
+/** Where a call's answers are reported: the request's description carries it to the transport. */
 export type ResponseSink = (response: Response, requestId: string | undefined) => void;
 
 /** What `.withResponse()` resolves to. */
@@ -28,22 +26,6 @@ export interface WithResponse<T> {
 interface Reported {
   response: Response | undefined;
   requestId: string | undefined;
-}
-
-/** The sink a call passes down, reporting also to the call it runs inside of (a flow), if any. */
-export function sinkOf(options: object | undefined): ResponseSink | undefined {
-  try {
-    const sink = (options as { [RESPONSE_SINK]?: unknown } | undefined)?.[RESPONSE_SINK];
-    return typeof sink === 'function' ? (sink as ResponseSink) : undefined;
-  } catch {
-    // Hostile options (a throwing proxy) are refused by the options check, as an ArgumentError.
-    return undefined;
-  }
-}
-
-/** Options with `sink` attached; the caller's object is never changed. */
-export function withSink<O extends object>(options: O | undefined, sink: ResponseSink): O {
-  return { ...(options as O), [RESPONSE_SINK]: sink };
 }
 
 /**
@@ -84,11 +66,6 @@ export class ApiPromise<T> extends Promise<T> {
       started = Promise.reject(error);
     }
     this.#result = started.then((data) => ({ data, reported }));
-  }
-
-  /** Runs `run` with the sink of the call `options` belong to (if any) as parent. */
-  static start<T>(options: object | undefined, run: (sink: ResponseSink) => Promise<T>): ApiPromise<T> {
-    return new ApiPromise(run, sinkOf(options));
   }
 
   // `then` of a Promise subclass builds results through `this.constructor`: plain promises here.

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { isPartnerError } from '../errors/base.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import { toIssues } from '../schemas/issues.js';
-import { ApiPromise, sinkOf, withSink } from './api-promise.js';
+import { ApiPromise, type ResponseSink } from './api-promise.js';
 import { LOG_LEVELS, type Logger } from './logger.js';
 import type { RequestOptions } from './request-options.js';
 
@@ -173,12 +173,7 @@ export function parseOptions<S extends z.ZodType, T>(
   where: string,
 ): T | undefined {
   if (options === undefined) return undefined;
-  const sink = sinkOf(options as object);
-  // Options the SDK made for a nested call carry only the sink: nothing to check.
-  if (sink && readArgs(where, () => Object.keys(options as object).length === 0)) return options;
-  const parsed = parseArgs(schema, options, `${where} (options)`) as T;
-  // The sink of the call these options run inside of (a flow) is the SDK's own: keep it.
-  return sink ? (withSink(parsed as object, sink) as T) : parsed;
+  return parseArgs(schema, options, `${where} (options)`) as T;
 }
 
 /**
@@ -202,16 +197,16 @@ export function checkListener(
 
 /**
  * A data method's body: its options checked (an `ArgumentError` rejects the promise, before any
- * request), and the answers of the requests it makes reported to `.withResponse()`.
+ * request), and `sink`, to which the requests it makes report their answers for `.withResponse()`.
  *
  * @example
- * routes(options) { return apiCall(options, 'bridge.routes', (checked) => callEndpoint(api, ENDPOINTS.routes, {}, checked)); }
+ * routes(options) { return apiCall(options, 'bridge.routes', (checked, sink) => this.call(ENDPOINTS.routes, undefined, checked, sink)); }
  */
 export function apiCall<T, O extends object = RequestOptions>(
   options: O | undefined,
   where: string,
-  run: (options: O) => Promise<T>,
+  run: (options: O | undefined, sink: ResponseSink) => Promise<T>,
   schema: z.ZodType = requestOptionsSchema,
 ): ApiPromise<T> {
-  return ApiPromise.start(options, (sink) => run(withSink(parseOptions(schema, options, where), sink)));
+  return new ApiPromise((sink) => run(parseOptions(schema, options, where), sink));
 }

@@ -1,3 +1,11 @@
+import type { Address } from '../schemas/common.js';
+import {
+  ENTRY_POINT_V07,
+  ENTRY_POINT_V08,
+  MAV2_7702_DELEGATE_V100,
+  MAV2_7702_DELEGATE_V110,
+} from './contracts.js';
+
 /**
  * The path prefix of version 1 of the interface: the client appends it to `baseUrl`, and the
  * simulator serves the partner API under it.
@@ -12,7 +20,8 @@ export const API_PREFIX = '/api/v1/s2s';
  * The defaults of `new PartnerClient(options)`, and under `wait` those of
  * `client.bridge.transfers.wait`, one place for the code and its docs. Frozen: read them, spread
  * them into options, never assign to them. Under `callbacks` those of `createCallbackRouter`,
- * under `redis` those of the `partner-s2s-sdk/redis` stores.
+ * under `redis` those of the `partner-s2s-sdk/redis` stores, under `verifier` those of
+ * `verifyBridgeBatch`.
  *
  * @example
  * import { DEFAULTS, PartnerClient } from 'partner-s2s-sdk';
@@ -28,6 +37,8 @@ export const API_PREFIX = '/api/v1/s2s';
  * });
  * // Listeners that write to a slow ledger get three times the default.
  * createCallbackRouter({ authenticate, listenerTimeoutMs: DEFAULTS.callbacks.listenerTimeoutMs * 3 });
+ * // Accept a partner's own EntryPoint beside the default ones.
+ * verifyBridgeBatch(params, { entryPoints: [...DEFAULTS.verifier.entryPoints, ownEntryPoint] });
  */
 export const DEFAULTS: {
   readonly timeoutMs: number;
@@ -71,6 +82,13 @@ export const DEFAULTS: {
     readonly tokenPrefix: string;
     readonly callbackPrefix: string;
     readonly callbackTtlSeconds: number;
+  };
+  readonly verifier: {
+    readonly expiryMarginMs: number;
+    readonly entryPoints: readonly Address[];
+    readonly delegates: readonly Address[];
+    readonly requirePaymaster: boolean;
+    readonly allowIntegratorSuffix: boolean;
   };
 } = Object.freeze({
   /** Time for one attempt: the wait for a token plus the request to the last byte of its answer. */
@@ -144,5 +162,18 @@ export const DEFAULTS: {
     callbackPrefix: 'partner-s2s:callback:',
     /** How long `createRedisCallbackStore` keeps a transfer's state after its last change: 7 days. */
     callbackTtlSeconds: 7 * 86_400,
+  }),
+  /** `verifyBridgeBatch`: the options (`VerifyBridgeBatchOptions`) it applies when none is given. */
+  verifier: Object.freeze({
+    /** 15 s between the check and the quote's expiry: time to sign and submit. */
+    expiryMarginMs: 15_000,
+    /** ERC-4337 EntryPoint v0.7 and v0.8. */
+    entryPoints: Object.freeze([ENTRY_POINT_V07, ENTRY_POINT_V08]),
+    /** Both published Alchemy Modular Account v2 EIP-7702 delegates. */
+    delegates: Object.freeze([MAV2_7702_DELEGATE_V100, MAV2_7702_DELEGATE_V110]),
+    /** A sponsored batch: without a paymaster the wallet pays gas at whatever fee the operation names. */
+    requirePaymaster: true,
+    /** Across deposits carry an integrator tag the SpokePool ignores. */
+    allowIntegratorSuffix: true,
   }),
 });

@@ -1,87 +1,33 @@
-import { type ApiPromise, type ResponseSink, sinkOf, withSink } from '../core/api-promise.js';
-import { apiCall, parseArgs } from '../core/args.js';
-import { stringifyBody } from '../core/json.js';
-import { PREFIX } from '../core/logger.js';
+import type { ApiPromise, ResponseSink } from '../core/api-promise.js';
+import { apiCall } from '../core/args.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { IntentNotFoundError } from '../errors/api-error.js';
 import { untraced } from '../http/tracing.js';
 import { refuseNonCanonical } from '../onchain/canonical.js';
-import { BridgeResource } from '../resources/bridge.js';
-import { type Api, callEndpoint, ENDPOINTS } from '../resources/endpoints.js';
-import {
-  type BridgeConstructParams,
-  type BridgeSendParams,
-  sendArgs,
-  waitArgs,
-  waitOptionsSchema,
+import type { Api } from '../resources/endpoints.js';
+import { callEndpoint, ENDPOINTS } from '../resources/endpoints.js';
+import type {
+  BridgeConstructParams,
+  BridgeFeeEstimateParams,
+  BridgeQuoteParams,
+  BridgeSendParams,
 } from '../resources/params.js';
-import { TransfersResource } from '../resources/transfers.js';
-import type { BridgeRoute, BridgeSendResult, BridgeTransfer } from '../schemas/bridge.js';
+import { call, endpointArgs, endpointData, Resource } from '../resources/resource.js';
+import type {
+  BridgeConstructResult,
+  BridgeFeeEstimate,
+  BridgeQuote,
+  BridgeRoute,
+  BridgeSendResult,
+} from '../schemas/bridge.js';
 import { type BridgeExecuteParams, type BridgeExecuteResult, executeBridge } from './execute.js';
 import { type IntentMemory, outcomeUnknown, resolveSubmitOutcome, type TakenSubmit } from './submit.js';
-import { pollTransfer, type WaitOptions, type WaitParams } from './wait.js';
+import { Transfers } from './transfers.js';
+
+export { Transfers };
 
 /** Routes carry live limits cached by the service up to a minute; the SDK keeps them no longer. */
 const ROUTES_TTL_MS = 60_000;
-
-/**
- * A user's bridge transfers: list, read, and wait for a state. Reached as `client.bridge.transfers`.
- *
- * @example
- * const transfer = await client.bridge.transfers.get({ userId, transferId });
- */
-export class Transfers extends TransfersResource {
-  readonly #warn: ((line: string) => void) | undefined;
-  /** Set once this client said that `timeoutMs` of `wait` is deprecated: once is enough. */
-  #warnedTimeoutMs = false;
-
-  constructor(api: Api) {
-    super(api);
-    this.#warn = api.warn;
-  }
-
-  /**
-   * Waits until a transfer reaches a final state (`delivered`, `refunded`, `failed`, `expired`), or
-   * the state named by `until` (or one after it), reading it with growing intervals. Its deadline
-   * follows the phase the transfer is in (`phaseTimeoutsMs`: minutes to source confirmation and to
-   * delivery, hours in a refund); past one it throws a `TimeoutError` naming the `phase`.
-   *
-   * @example
-   * const done = await client.bridge.transfers.wait({ userId, transferId });
-   * const capped = await client.bridge.transfers.wait({ userId, transferId }, { totalTimeoutMs: 300_000 });
-   * const viaCallbacks = await client.bridge.transfers.wait({ userId, transferId }, { router });
-   * if (done.status !== 'delivered') console.warn(done.status, done.failureReason);
-   */
-  wait(params: WaitParams, options?: WaitOptions): ApiPromise<BridgeTransfer> {
-    return apiCall(
-      options,
-      'bridge.transfers.wait',
-      (checked) => {
-        const args = parseArgs(waitArgs, params, 'bridge.transfers.wait');
-        if (checked.timeoutMs !== undefined && !this.#warnedTimeoutMs && this.#warn) {
-          this.#warnedTimeoutMs = true;
-          this.#warn(
-            `${PREFIX} bridge.transfers.wait: timeoutMs is deprecated, give totalTimeoutMs instead (in the next release timeoutMs will bound each read, not the whole wait)`,
-          );
-        }
-        // Each read carries the wait's headers and fetch options, and reports its answer to the wait.
-        const { headers, fetchOptions } = checked;
-        // `apiCall` gave `checked` the wait's sink.
-        const passOn = withSink<RequestOptions>(
-          { ...(headers ? { headers } : {}), ...(fetchOptions ? { fetchOptions } : {}) },
-          sinkOf(checked) as ResponseSink,
-        );
-        return pollTransfer(
-          (readOptions) =>
-            this.get({ userId: args.userId, transferId: args.transferId }, { ...passOn, ...readOptions }),
-          args,
-          checked,
-        );
-      },
-      waitOptionsSchema,
-    );
-  }
-}
 
 /**
  * The cross-chain bridge: routes, quotes, building, submitting and following transfers. Reached
@@ -91,23 +37,84 @@ export class Transfers extends TransfersResource {
  * const routes = await client.bridge.routes();
  * const quote = await client.bridge.quote({ userId, routeId: routes[0].routeId, amount: '10' });
  */
-export class Bridge extends BridgeResource<Transfers> {
-  readonly #api: Api;
+export class Bridge extends Resource {
+  /** A user's transfers. */
+  readonly transfers: Transfers;
   /** The batches this client built, so that an unclear submit can be looked up. */
   readonly #intents: IntentMemory;
   #routes: { at: number; routes: Promise<BridgeRoute[]> } | undefined;
 
   /** `intents` is shared with every client derived from this one (`withOptions`). */
   constructor(api: Api, intents: IntentMemory) {
-    super(api, new Transfers(api), (userId, built) =>
-      intents.remember(built.intentId, {
-        userId,
-        transferId: built.transferId,
-        userOpHash: built.bundle.userOpHash,
-      }),
-    );
-    this.#api = api;
+    super(api);
+    this.transfers = new Transfers(api);
     this.#intents = intents;
+  }
+
+  /**
+   * Every route, one per direction, with live limits. The source of truth for what can be
+   * bridged: never hard-code a route id, never assume a direction exists because its reverse does.
+   *
+   * @example
+   * const routes = await client.bridge.routes();
+   * const route = routes.find((r) => r.from.chain === 'base' && r.to.chain === 'arbitrum');
+   */
+  routes(options?: RequestOptions): ApiPromise<BridgeRoute[]> {
+    return call(this.api, ENDPOINTS.routes, undefined, options);
+  }
+
+  /**
+   * An indicative quote for a user's wallet. Construct returns the quote that counts.
+   *
+   * @example
+   * const quote = await client.bridge.quote({ userId, routeId, amount: '25.5' });
+   * console.log(quote.amountOut, quote.gasFee, quote.gasFeeToken);
+   */
+  quote(params: BridgeQuoteParams, options?: RequestOptions): ApiPromise<BridgeQuote> {
+    return call(this.api, ENDPOINTS.quote, params, options);
+  }
+
+  /**
+   * The gas fee on an amount and `finalAmount`, about what a `maxAmount` construct would bridge for
+   * a wallet holding `amount`. Reads no wallet and carries no provider fee.
+   *
+   * @example
+   * const { finalAmount } = await client.bridge.feeEstimate({ routeId, amount: '100' });
+   */
+  feeEstimate(params: BridgeFeeEstimateParams, options?: RequestOptions): ApiPromise<BridgeFeeEstimate> {
+    return call(this.api, ENDPOINTS.feeEstimate, params, options);
+  }
+
+  /**
+   * Builds the unsigned batch for a bridge. Verify it with `verifyBridgeBatch` before signing.
+   * Needs `bridge:read` and `transactions:write`. Retried like a read (connection errors, timeouts,
+   * 429, any 5xx): an attempt whose answer was lost may leave an unsigned intent behind, which
+   * nothing signs and which simply expires.
+   *
+   * @example
+   * const built = await client.bridge.construct({ userId, routeId, amount: '25.5' });
+   * const all = await client.bridge.construct({ userId, routeId, maxAmount: true });
+   */
+  construct(params: BridgeConstructParams, options?: RequestOptions): ApiPromise<BridgeConstructResult> {
+    return apiCall(options, ENDPOINTS.construct.name, (checked, sink) =>
+      this.#construct(params, checked, sink),
+    );
+  }
+
+  /** Builds a batch and remembers it, so that an unclear submit of it can be looked up. */
+  async #construct(
+    params: unknown,
+    options: RequestOptions | undefined,
+    sink: ResponseSink | undefined,
+  ): Promise<BridgeConstructResult> {
+    const args = endpointArgs(ENDPOINTS.construct, params);
+    const { data } = await callEndpoint(this.api, ENDPOINTS.construct, args, options, { sink });
+    this.#intents.remember(data.intentId, {
+      userId: args.userId,
+      transferId: data.transferId,
+      userOpHash: data.bundle.userOpHash,
+    });
+    return data;
   }
 
   /**
@@ -125,18 +132,21 @@ export class Bridge extends BridgeResource<Transfers> {
    * const signed = await signBridgeBatch({ verified: verifyBridgeBatch({ route, construct: built, wallet }), signer });
    * const { transferId } = await client.bridge.send({ userId, intentId: built.intentId, ...signed });
    */
-  override send(params: BridgeSendParams, options?: RequestOptions): ApiPromise<BridgeSendResult> {
-    return apiCall(options, 'bridge.send', (checked) => this.#send(params, checked));
+  send(params: BridgeSendParams, options?: RequestOptions): ApiPromise<BridgeSendResult> {
+    return apiCall(options, ENDPOINTS.send.name, (checked, sink) => this.#send(params, checked, sink));
   }
 
-  async #send(params: BridgeSendParams, given: RequestOptions): Promise<BridgeSendResult> {
-    const args = parseArgs(sendArgs, params, 'bridge.send');
+  async #send(
+    params: unknown,
+    options: RequestOptions | undefined,
+    parent: ResponseSink | undefined,
+  ): Promise<BridgeSendResult> {
+    const args = endpointArgs(ENDPOINTS.send, params);
     refuseNonCanonical(args);
     const mine = () => {
       const known = this.#intents.get(args.intentId);
       return known?.userId === args.userId ? known : undefined;
     };
-    const parent = sinkOf(given);
     const taken = mine()?.taken;
     if (taken) {
       // Taken already, through this client or one sharing its memory: a second submit could only
@@ -145,19 +155,17 @@ export class Bridge extends BridgeResource<Transfers> {
       return { ...taken.result };
     }
     let answer: Pick<TakenSubmit, 'response' | 'requestId'> = { response: undefined, requestId: undefined };
-    const options = withSink(given, (response, requestId) => {
+    const sink: ResponseSink = (response, requestId) => {
       answer = { response, requestId };
       parent?.(response, requestId);
-    });
+    };
     let sent = false;
     let result: BridgeSendResult;
     try {
       const onSent = () => {
         sent = true;
       };
-      const body = stringifyBody(args);
-      const ids = { userId: args.userId, intentId: args.intentId };
-      result = (await callEndpoint(this.#api, ENDPOINTS.send, { body, onSent, ids }, options)).data;
+      result = (await callEndpoint(this.api, ENDPOINTS.send, args, options, { sink, onSent })).data;
     } catch (error) {
       // Until the submit went out nothing can have happened (a token failure, an early abort).
       if (!sent || (!outcomeUnknown(error) && !(error instanceof IntentNotFoundError))) throw error;
@@ -165,7 +173,8 @@ export class Bridge extends BridgeResource<Transfers> {
         args.intentId,
         mine(),
         error,
-        (userId, transferId, readOptions) => this.transfers.get({ userId, transferId }, readOptions),
+        (userId, transferId, readOptions) =>
+          endpointData(this.api, ENDPOINTS.transfer, { userId, transferId }, readOptions, { sink }),
         options,
       );
     }
@@ -192,17 +201,16 @@ export class Bridge extends BridgeResource<Transfers> {
    * const final = await client.bridge.transfers.wait({ userId, transferId });
    */
   execute(params: BridgeExecuteParams, options?: RequestOptions): ApiPromise<BridgeExecuteResult> {
-    const span = this.#api.span ?? untraced;
-    return apiCall(options, 'bridge.execute', (checked) =>
+    const span = this.api.span ?? untraced;
+    return apiCall(options, 'bridge.execute', (checked, sink) =>
       span('bridge.execute', () =>
         executeBridge(
           {
-            route: (routeId, routeOptions) => this.#route(routeId, routeOptions),
-            construct: (construct, constructOptions) =>
-              this.construct(construct as BridgeConstructParams, constructOptions),
-            send: (send, sendOptions) => this.send(send, sendOptions),
+            route: (routeId, routeOptions) => this.#route(routeId, routeOptions, sink),
+            construct: (construct, constructOptions) => this.#construct(construct, constructOptions, sink),
+            send: (send, sendOptions) => this.#send(send, sendOptions, sink),
             span,
-            ...(this.#api.report ? { report: this.#api.report } : {}),
+            ...(this.api.report ? { report: this.api.report } : {}),
           },
           params,
           checked,
@@ -212,14 +220,18 @@ export class Bridge extends BridgeResource<Transfers> {
   }
 
   /** A route by id from a routes read at most a minute old; read again once if it is not there. */
-  async #route(routeId: string, options: RequestOptions | undefined): Promise<BridgeRoute | undefined> {
+  async #route(
+    routeId: string,
+    options: RequestOptions | undefined,
+    sink: ResponseSink,
+  ): Promise<BridgeRoute | undefined> {
     const cached = this.#routes;
     const fresh = cached && Date.now() - cached.at < ROUTES_TTL_MS;
     if (fresh) {
       const found = (await cached.routes.catch(() => [])).find((route) => route.routeId === routeId);
       if (found) return found;
     }
-    const routes = this.routes(options);
+    const routes = endpointData(this.api, ENDPOINTS.routes, undefined, options, { sink });
     this.#routes = { at: Date.now(), routes };
     routes.catch(() => {
       if (this.#routes?.routes === routes) this.#routes = undefined;

@@ -2,7 +2,7 @@ import { parseArgs, parseOptions, readArgs, requestOptionsSchema } from '../core
 import { ignoreReport, isolate, type Report } from '../core/isolate.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { AbortError, ArgumentError, TimeoutError } from '../errors/client-errors.js';
-import { raceSignal, within } from '../http/abort.js';
+import { within } from '../http/abort.js';
 import { type SpanRunner, untraced } from '../http/tracing.js';
 import type { BridgeSigner, SignedBridgeBatch } from '../onchain/sign.js';
 import type { BridgeBatchSummary, VerifiedBridgeBatch, VerifyBridgeBatchOptions } from '../onchain/verify.js';
@@ -75,15 +75,11 @@ async function signWithin(
   const { signBridgeBatch } = await import('../onchain/sign.js');
   if (signal?.aborted) throw aborted();
   const signing = signBridgeBatch({ verified, signer });
-  const timeoutMs = options?.timeoutMs;
-  if (timeoutMs === undefined) return raceSignal(signing, signal, aborted);
-  return within(
-    signing,
-    timeoutMs,
-    signal,
-    () => new TimeoutError({ method: 'bridge.execute', path: 'sign', timeoutMs }),
+  const timeoutMs = options?.timeoutMs ?? Number.POSITIVE_INFINITY;
+  return within(signing, timeoutMs, signal, {
+    timedOut: () => new TimeoutError({ method: 'bridge.execute', path: 'sign', timeoutMs }),
     aborted,
-  );
+  });
 }
 
 /** The whole bridge flow, verified before signing: route → construct → verify → sign → send. */

@@ -1,4 +1,3 @@
-import { sinkOf, withSink } from '../core/api-promise.js';
 import type { RequestOptions } from '../core/request-options.js';
 import {
   ApiError,
@@ -112,7 +111,8 @@ const OUTCOME_CHECK_AFTER_ABORT_MS = 2_000;
 
 /**
  * Finds out whether a submit that failed unclearly (or was answered "spent") went through, by
- * reading the transfer. Never submits again.
+ * reading the transfer with `read` (which reports its answers to the submit's caller). Never
+ * submits again.
  */
 export async function resolveSubmitOutcome(
   intentId: string,
@@ -131,20 +131,16 @@ export async function resolveSubmitOutcome(
   if (!known) throw cause instanceof IntentNotFoundError ? cause : unknown();
   const aborted = options?.signal?.aborted === true;
   const checkMs = Math.min(options?.timeoutMs ?? OUTCOME_CHECK_AFTER_ABORT_MS, OUTCOME_CHECK_AFTER_ABORT_MS);
-  // The read the result comes from is the answer `.withResponse()` shows.
-  const sink = sinkOf(options);
   // The schedule is the retry: each read is one attempt, so that four reads stay four and the
   // whole resolution stays within the waits plus four times the call's attempt time.
-  const readOptions = (): RequestOptions => {
-    const bounds: RequestOptions = aborted
+  const readOptions = (): RequestOptions =>
+    aborted
       ? { signal: AbortSignal.timeout(checkMs), timeoutMs: checkMs, maxRetries: 0 }
       : {
           ...(options?.signal ? { signal: options.signal } : {}),
           ...(options?.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
           maxRetries: 0,
         };
-    return sink ? withSink(bounds, sink) : bounds;
-  };
   for (const delay of aborted ? [0] : OUTCOME_READ_DELAYS_MS) {
     if (delay > 0) {
       try {

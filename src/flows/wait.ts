@@ -1,7 +1,7 @@
 import { DEFAULTS } from '../core/defaults.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { AbortError, TimeoutError } from '../errors/client-errors.js';
-import { sleep } from '../http/abort.js';
+import { Deadline, sleep } from '../http/abort.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
 import { FINAL_STATES, type KnownTransferStatus, stateRank, type TransferStatus } from '../schemas/states.js';
 
@@ -263,6 +263,9 @@ class RouterWatch {
   }
 }
 
+/** The wait's deadline says nothing itself: `stopped` builds the error from where the wait stood. */
+const UNSAID = { timedOut: () => undefined, aborted: () => undefined };
+
 /** Polls `read` with backoff until the transfer reaches what is waited for, or a deadline. */
 export async function pollTransfer(
   read: (options: RequestOptions) => Promise<BridgeTransfer>,
@@ -283,21 +286,16 @@ export async function pollTransfer(
   const deadline = () =>
     phaseEnd < totalEnd ? { at: phaseEnd, ms: phaseMs } : { at: totalEnd, ms: total as number };
 
-  // Aborted by the nearest deadline's timer, or by the caller; it cuts a read or a nap short. A new
-  // phase gets a new one, so that the old phase's timer, firing as the read that ends it came
-  // back, does not stop the wait.
-  let controller = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  // Ends at the nearest deadline, or with the caller's signal; it cuts a read or a nap short. A
+  // new phase gets a new one, so that the old phase's timer, firing as the read that ends it came
+  // back, does not stop the wait. The error is built by `stopped`, which knows where it stood.
+  let bound: Deadline | undefined;
   const arm = () => {
-    clearTimeout(timer);
-    const current = new AbortController();
-    controller = current;
-    timer = setTimeout(() => current.abort(), Math.max(0, deadline().at - Date.now()));
+    bound?.clear();
+    bound = new Deadline(Math.max(0, deadline().at - Date.now()), options.signal, UNSAID);
   };
   arm();
-  const onAbort = () => controller.abort();
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  const halted = () => controller.signal.aborted || options.signal?.aborted === true;
+  const halted = () => bound?.over === true || options.signal?.aborted === true;
   const router = options.router;
   const watch = new RouterWatch(router, params);
   const stopped = () =>
@@ -328,7 +326,7 @@ export async function pollTransfer(
       let transfer: BridgeTransfer;
       try {
         transfer = await read({
-          signal: controller.signal,
+          signal: (bound as Deadline).signal,
           ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
         });
       } catch (error) {
@@ -350,7 +348,7 @@ export async function pollTransfer(
       if (deadline().at - Date.now() <= 0 || halted()) throw stopped();
       // A callback that came during the read is confirmed by the next read, without a nap.
       if (watch.claimed) continue;
-      await watch.nap(cadence, deadline().at, controller.signal);
+      await watch.nap(cadence, deadline().at, (bound as Deadline).signal);
       if (halted()) throw stopped();
       if (!watch.claimed) {
         const used = cadence();
@@ -358,8 +356,7 @@ export async function pollTransfer(
       }
     }
   } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onAbort);
+    bound?.clear();
     watch.stop();
   }
 }

@@ -1,64 +1,155 @@
-/** Signals and deadlines (body reading is in body.ts, so the transport and handlers share one reader). */
+/**
+ * Time, said once: `Deadline` is the one bound of a piece of work (an attempt, a body read, a
+ * token-store operation, a signer), and `sleep` the one wait (after ky's `utils/timeout.ts` and
+ * `utils/delay.ts`). Body reading is in body.ts, so that the transport and handlers share one reader.
+ */
 
-/** Rejects with `reason()` once `signal` aborts; settles with `promise` otherwise. Leaves no listener. */
-export function raceSignal<T>(
-  promise: Promise<T>,
-  signal: AbortSignal | undefined,
-  reason: () => unknown,
-): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) {
-    promise.catch(() => {});
-    return Promise.reject(reason());
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      promise.catch(() => {});
-      reject(reason());
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-/** Waits `ms`, or rejects with `reason()` as soon as `signal` aborts. Never keeps a timer alive after. */
-export function sleep(ms: number, signal: AbortSignal | undefined, reason: () => unknown): Promise<void> {
-  if (ms <= 0) return signal?.aborted ? Promise.reject(reason()) : Promise.resolve();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const wait = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  return raceSignal(wait, signal, reason).finally(() => clearTimeout(timer));
+/** The errors a deadline ends with, built when it ends (so that a stack says where). */
+export interface DeadlineErrors {
+  timedOut: () => unknown;
+  aborted: () => unknown;
 }
 
 /**
- * Settles with `promise`, or rejects with `timedOut()` after `ms` or with `aborted()` once `signal`
- * aborts, whichever comes first. The timer is cleared either way, so it keeps nothing alive.
+ * The end of a piece of work: after `ms`, or as soon as the caller's `signal` aborts, whichever
+ * comes first. Its `signal` aborts then with the error to throw as its reason, so that everything
+ * given the deadline (fetch, a body reader, a wait) stops the same way and says the same thing.
+ * Created once per attempt and passed down; `clear()` leaves no timer and no listener.
+ *
+ * @example
+ * const deadline = new Deadline(5_000, options.signal, { timedOut, aborted });
+ * try { return await deadline.race(work()); } finally { deadline.clear(); }
+ */
+export class Deadline {
+  readonly #controller = new AbortController();
+  readonly #caller: AbortSignal | undefined;
+  readonly #endsAt: number;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #onAbort: (() => void) | undefined;
+
+  /**
+   * `ms` of `Infinity` bounds the work by the signal alone; 0 or less is over at once. `unref`:
+   * the timer does not keep the process alive (work nobody waits on, a cache lookup).
+   */
+  constructor(
+    ms: number,
+    signal: AbortSignal | undefined,
+    errors: DeadlineErrors,
+    { unref = false }: { unref?: boolean } = {},
+  ) {
+    this.#endsAt = performance.now() + ms;
+    if (signal?.aborted) {
+      this.#stop(errors.aborted());
+      return;
+    }
+    if (ms <= 0) {
+      this.#stop(errors.timedOut());
+      return;
+    }
+    if (Number.isFinite(ms)) {
+      this.#timer = setTimeout(() => this.#stop(errors.timedOut()), ms);
+      if (unref) this.#timer.unref?.();
+    }
+    if (signal) {
+      this.#caller = signal;
+      this.#onAbort = () => this.#stop(errors.aborted());
+      signal.addEventListener('abort', this.#onAbort, { once: true });
+    }
+  }
+
+  #stop(reason: unknown): void {
+    this.clear();
+    this.#controller.abort(reason);
+  }
+
+  /** Aborted, with the deadline's error as its reason, when the deadline ends. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  get over(): boolean {
+    return this.#controller.signal.aborted;
+  }
+
+  /** The error the deadline ended with; `undefined` while it runs. */
+  get reason(): unknown {
+    return this.over ? this.#controller.signal.reason : undefined;
+  }
+
+  /** What is left of its time, in milliseconds; 0 once over. */
+  remainingMs(): number {
+    return this.over ? 0 : Math.max(0, this.#endsAt - performance.now());
+  }
+
+  /** Resolves once the deadline ends, whichever way. */
+  ended(): Promise<void> {
+    const { signal } = this.#controller;
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  }
+
+  /** Settles with `promise`, or rejects with the deadline's error once it ends first. */
+  race<T>(promise: Promise<T>): Promise<T> {
+    const { signal } = this.#controller;
+    if (signal.aborted) {
+      promise.catch(() => {});
+      return Promise.reject(signal.reason);
+    }
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => {
+        promise.catch(() => {});
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      promise.then(
+        (value) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** Disarms the timer and the caller's listener; the deadline no longer ends by itself. */
+  clear(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#onAbort) this.#caller?.removeEventListener('abort', this.#onAbort);
+  }
+}
+
+/**
+ * Settles with `promise` within `ms` and `signal`, or rejects with the deadline's error; a
+ * deadline made for one piece of work and cleared after it.
  */
 export function within<T>(
   promise: Promise<T>,
   ms: number,
   signal: AbortSignal | undefined,
-  timedOut: () => unknown,
-  aborted: () => unknown,
+  errors: DeadlineErrors,
 ): Promise<T> {
-  if (ms <= 0) {
-    promise.catch(() => {});
-    return Promise.reject(timedOut());
-  }
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(timedOut()), ms);
-  });
-  promise.catch(() => {});
-  return raceSignal(Promise.race([promise, deadline]), signal, aborted).finally(() => clearTimeout(timer));
+  const deadline = new Deadline(ms, signal, errors);
+  return deadline.race(promise).finally(() => deadline.clear());
+}
+
+/** What a `sleep` ends with when its time is up: not an error. */
+const SLEPT = Symbol('slept');
+
+/**
+ * Waits `ms`, or rejects with `reason()` as soon as `signal` aborts: a deadline whose end by time
+ * is the point. Never keeps a timer alive after; with `unref`, not even while it waits.
+ */
+export async function sleep(
+  ms: number,
+  signal: AbortSignal | undefined,
+  reason: () => unknown,
+  options?: { unref?: boolean },
+): Promise<void> {
+  const deadline = new Deadline(ms, signal, { timedOut: () => SLEPT, aborted: reason }, options);
+  await deadline.ended();
+  if (deadline.reason !== SLEPT) throw deadline.reason;
 }

@@ -1,8 +1,10 @@
 /**
  * The one capped body reader of the SDK: responses in the transport, deliveries in the callback
  * handlers (web streams and node:http requests), requests in the simulator. Each source is pumped
- * into the same bounds: a byte cap known as soon as it is passed, a deadline and an abort signal.
+ * into the same bounds: a byte cap known as soon as it is passed, and a `Deadline`.
  */
+
+import { Deadline } from './abort.js';
 
 /** What reading a body turns into errors; each builds the error to throw. */
 export interface BodyErrors {
@@ -15,9 +17,14 @@ export interface BodyErrors {
 export interface BodyLimits {
   /** Past this many bytes reading stops and the result is `undefined`. `Infinity` for none. */
   maxBytes: number;
-  /** Deadline of the whole read; `Infinity` for none, 0 or less times out at once. */
-  timeoutMs: number;
+  /** Time of the whole read; `Infinity` for none, 0 or less times out at once. */
+  timeoutMs?: number;
   signal?: AbortSignal | undefined;
+  /**
+   * The deadline of the work the read is part of (an attempt), in place of `timeoutMs` and
+   * `signal`: its error ends the read. The caller clears it.
+   */
+  deadline?: Deadline | undefined;
 }
 
 /**
@@ -61,26 +68,22 @@ class Chunks {
   }
 }
 
-/**
- * Arms the deadline and the abort signal of one read; `halt` is called at most once with the
- * error to throw. Returns the disarm, which leaves no timer and no listener behind.
- */
-function watch(limits: BodyLimits, errors: BodyErrors, halt: (error: unknown) => void): () => void {
-  const { timeoutMs, signal } = limits;
-  const timer = Number.isFinite(timeoutMs) ? setTimeout(() => halt(errors.timedOut()), timeoutMs) : undefined;
-  const onAbort = () => halt(errors.aborted());
-  signal?.addEventListener('abort', onAbort, { once: true });
-  return () => {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
-  };
+/** The read's deadline: the one given, or one of its own made from `timeoutMs` and `signal`. */
+function deadlineOf(limits: BodyLimits, errors: BodyErrors): Deadline {
+  return limits.deadline ?? new Deadline(limits.timeoutMs ?? Number.POSITIVE_INFINITY, limits.signal, errors);
 }
 
-/** The error to throw before reading at all, when the read is over before it starts. */
-function alreadyOver(limits: BodyLimits, errors: BodyErrors): unknown {
-  if (limits.timeoutMs <= 0) return errors.timedOut();
-  if (limits.signal?.aborted) return errors.aborted();
-  return undefined;
+/**
+ * Calls `halt` at most once with the deadline's error when it ends. Returns the disarm, which
+ * leaves no timer and no listener behind (a given deadline is its owner's to clear).
+ */
+function watch(limits: BodyLimits, deadline: Deadline, halt: (error: unknown) => void): () => void {
+  const onEnd = () => halt(deadline.reason);
+  deadline.signal.addEventListener('abort', onEnd, { once: true });
+  return () => {
+    deadline.signal.removeEventListener('abort', onEnd);
+    if (deadline !== limits.deadline) deadline.clear();
+  };
 }
 
 /**
@@ -106,15 +109,16 @@ export async function readBytes(
     throw errors.broken(error);
   }
   const declared = Number(message.headers.get('content-length') ?? 0);
-  const over = alreadyOver(limits, errors);
-  if (over !== undefined || declared > limits.maxBytes) {
+  const deadline = deadlineOf(limits, errors);
+  if (deadline.over || declared > limits.maxBytes) {
     reader.cancel().catch(() => {});
-    if (over === undefined) return undefined;
-    throw over;
+    if (deadline !== limits.deadline) deadline.clear();
+    if (!deadline.over) return undefined;
+    throw deadline.reason;
   }
   // Cancelling the reader settles a pending read (as done), so no race per chunk is needed.
   let halted: unknown;
-  const disarm = watch(limits, errors, (error) => {
+  const disarm = watch(limits, deadline, (error) => {
     halted ??= error;
     reader.cancel().catch(() => {});
   });
@@ -140,19 +144,18 @@ export async function readBytes(
 }
 
 /**
- * `readBytes` as text, with the bounds as arguments (the transport's shape).
+ * `readBytes` as text within an attempt's deadline (the transport's shape).
  *
  * @example
- * const text = await readText(response, 5_000, 1_048_576, signal, { timedOut, aborted, broken });
+ * const text = await readText(response, deadline, 1_048_576, errors);
  */
 export async function readText(
   message: Pick<Response, 'body' | 'headers'>,
-  ms: number,
+  deadline: Deadline,
   maxBytes: number,
-  signal: AbortSignal | undefined,
   errors: BodyErrors,
 ): Promise<string | undefined> {
-  const bytes = await readBytes(message, { maxBytes, timeoutMs: ms, signal }, errors);
+  const bytes = await readBytes(message, { maxBytes, deadline }, errors);
   return bytes === undefined ? undefined : decoder.decode(bytes);
 }
 
@@ -169,8 +172,9 @@ export function readNodeBytes(
   limits: BodyLimits,
   errors: BodyErrors,
 ): Promise<Uint8Array | undefined> {
-  const over = alreadyOver(limits, errors);
-  if (over !== undefined) return Promise.reject(over);
+  if (limits.deadline?.over) return Promise.reject(limits.deadline.reason);
+  if ((limits.timeoutMs ?? 1) <= 0) return Promise.reject(errors.timedOut());
+  if (limits.signal?.aborted) return Promise.reject(errors.aborted());
   return new Promise((resolve, reject) => {
     const chunks = new Chunks(limits.maxBytes);
     let done = false;
@@ -191,7 +195,7 @@ export function readNodeBytes(
     );
     // Armed once the listeners are on, so a stream that refuses them leaves no timer. A node:http
     // server's own requestTimeout may be 0 (none): a body dripping a byte at a time is cut here.
-    disarm = watch(limits, errors, (error) => finish(() => reject(error)));
+    disarm = watch(limits, deadlineOf(limits, errors), (error) => finish(() => reject(error)));
   });
 }
 

@@ -1,4 +1,15 @@
-import type { CallHook, CallInfo, Exchange, RawResponse, RequestHook, Send, Settle } from './transport.js';
+import type { RequestOptions } from '../core/request-options.js';
+import type { Deadline } from './abort.js';
+import type {
+  CallHook,
+  DataRequest,
+  Exchange,
+  RawResponse,
+  RequestHook,
+  Send,
+  Settle,
+  StartDeadline,
+} from './types.js';
 
 // Types only: the package is an optional peer dependency, loaded by `import()` when a tracer waits.
 type OtelApi = typeof import('@opentelemetry/api');
@@ -190,10 +201,10 @@ export function traced(
   server: Server,
 ): RequestHook {
   return {
-    open(call: CallInfo): CallHook {
-      const innerCall = inner.open(call);
-      const name = `${call.method} ${call.label}`;
-      const route = { 'http.request.method': call.method, 'url.template': call.label };
+    open(call: DataRequest<unknown>, options: RequestOptions | undefined, deadline: StartDeadline): CallHook {
+      const innerCall = inner.open(call, options, deadline);
+      const name = `${call.method} ${call.path}`;
+      const route = { 'http.request.method': call.method, 'url.template': call.path };
       // Started at the first attempt, once the package is loaded, in the caller's context.
       let callSpan: CallSpan | undefined;
       let sends = 0;
@@ -208,7 +219,7 @@ export function traced(
 
       const sendIn =
         ({ api, tracer, context }: CallSpan, send: Send): Send =>
-        async (exchange: Exchange, startedAt: number): Promise<RawResponse> => {
+        async (exchange: Exchange, deadline: Deadline): Promise<RawResponse> => {
           const resends = sends++;
           const span = tracer.startSpan(
             name,
@@ -224,7 +235,7 @@ export function traced(
           );
           try {
             const response = await api.context.with(api.trace.setSpan(context, span), () =>
-              send(exchange, startedAt),
+              send(exchange, deadline),
             );
             lastStatus = response.status;
             lastRequestId = response.headers.get('x-request-id') ?? undefined;

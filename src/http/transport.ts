@@ -1,7 +1,8 @@
 import type { EventEmitter } from 'eventemitter3';
-import { sinkOf } from '../core/api-promise.js';
+import type { ResponseSink } from '../core/api-promise.js';
 import type { ClientEvents } from '../core/events.js';
 import type { RequestOptions } from '../core/request-options.js';
+import type { ParseResult } from '../core/standard-schema.js';
 import { ApiError } from '../errors/api-error.js';
 import { isPartnerError } from '../errors/base.js';
 import {
@@ -12,71 +13,50 @@ import {
 } from '../errors/client-errors.js';
 import { apiErrorFromResponse } from '../errors/from-response.js';
 import { type Redact, redactor, safeCause } from '../errors/redact.js';
-import { type IssueList, toIssues } from '../schemas/issues.js';
+import { toIssues } from '../schemas/issues.js';
+import { Deadline } from './abort.js';
 import { readText } from './body.js';
+import { fetchAdapter, KyClient } from './ky.js';
 import { type RetryPolicy, withRetries } from './retry.js';
+import {
+  type Answer,
+  type DataRequest,
+  type Exchange,
+  type FetchLike,
+  fillPath,
+  type HeaderValues,
+  parseJson,
+  type RawResponse,
+  type RequestHook,
+  type Send,
+  type Settle,
+} from './types.js';
 
-/** An HTTP answer, read in full within the attempt's time. */
-export interface RawResponse {
-  status: number;
-  headers: Headers;
-  text: string;
-}
-
-/** Header values; `null` takes out a default header for one call. */
-export type HeaderValues = Record<string, string | null | undefined>;
-
-export interface Exchange {
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  /** Path below `/api/v1/s2s`. */
-  path: string;
-  searchParams?: URLSearchParams;
-  /** Over the client's default headers; the SDK's own (authorization, content type) come last. */
-  headers: HeaderValues;
-  body?: string;
-  /** Called as the request is handed to fetch: from then on the service may act on it. */
-  onSent?: (() => void) | undefined;
-}
-
-export interface DataRequest<T> {
-  /** The ids the call names (`userId`, `routeId`, …), for a 404's error to name them. */
-  ids?: Readonly<Record<string, string>>;
-  method: Exchange['method'];
-  path: string;
-  /** The path as events and errors show it: the template (`/bridge/transfers/{transferId}`), no query. */
-  label?: string;
-  searchParams?: URLSearchParams;
-  /** An already serialised JSON body. */
-  body?: string;
-  /** Scopes the endpoint needs, named in a 403's message. */
-  scopes: readonly string[];
-  schema: Parser<T>;
-  /** False for a submit: it is never sent twice, neither by the retry layer nor after a 401. */
-  retryable?: boolean;
-  /**
-   * False for a request that may act twice if repeated (a POST of `client.request` by default): it
-   * is retried only after a 429 or a connection that never reached the service.
-   */
-  idempotent?: boolean;
-  /** Called as each attempt is handed to fetch, so that a caller knows the request went out. */
-  onSent?: () => void;
-}
-
-/**
- * Any fetch-compatible function: the global one, undici's own (with a `dispatcher` in
- * `fetchOptions`), a proxy-aware one, or a test double. The SDK calls it with a URL string and an
- * init object, never a `Request`, so that a fetch from another package or realm can read it; its
- * answer is duck-typed.
- */
-// `any`: undici's own fetch types its init with undici's types, which are not the global ones.
-export type FetchLike = (url: string, init: any) => Promise<unknown>;
+export type {
+  Answer,
+  CallHook,
+  DataRequest,
+  DataTransport,
+  Exchange,
+  FetchLike,
+  HeaderValues,
+  Parser,
+  RawResponse,
+  RequestHook,
+  Send,
+  Settle,
+  StartDeadline,
+} from './types.js';
+export { fillPath, parseJson } from './types.js';
 
 export interface TransportConfig {
   fetch: FetchLike;
   /** The base URL with the `/api/v1/s2s` prefix, no trailing slash. */
   prefix: string;
-  /** Sent with every request, token requests included (the User-Agent among them). */
+  /** Sent with every request, token requests included. */
   defaultHeaders: Readonly<Record<string, string>>;
+  /** The SDK's User-Agent, set by ky's hook where no header names one. */
+  userAgent: string;
   /** Merged into every fetch init (a `dispatcher`, say), under the SDK's own fields. */
   fetchOptions: Readonly<Record<string, unknown>> | undefined;
   events: EventEmitter<ClientEvents>;
@@ -107,93 +87,21 @@ function credentialValues(headers: Readonly<Record<string, string | null | undef
   return values;
 }
 
-/** Duck-typed, so that a fetch from another realm or package (undici's own) still fits. */
-function isResponse(value: unknown): value is Response {
-  if (typeof value !== 'object' || value === null) return false;
-  const response = value as Partial<Response>;
-  return (
-    typeof response.status === 'number' &&
-    typeof (response.headers as Partial<Headers> | undefined)?.get === 'function' &&
-    (response.body === null ||
-      typeof (response.body as Partial<ReadableStream> | undefined)?.getReader === 'function')
-  );
-}
-
-/** Anything with zod's `safeParse` shape: a zod schema, or a hand-written reader of a body. */
-export interface Parser<T> {
-  safeParse(value: unknown): { success: true; data: T } | { success: false; error: IssueList };
-}
-
-export function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
-    return { ok: false };
-  }
-}
-
-/** Sends one attempt's request within what is left of the attempt's time, begun at `startedAt`. */
-export type Send = (request: Exchange, startedAt: number) => Promise<RawResponse>;
-
-/** An answer a hook settled on, with what the error of a failed status names. */
-export interface Answer {
-  /** The request as sent: what it carried is masked in the error. */
-  request: Exchange;
-  response: RawResponse;
-  /** Scopes the request's credential holds, named in a 403's message. */
-  grantedScopes?: readonly string[] | undefined;
-  /** A 401 here means the credential is stopped, not one revoked token. */
-  credentialStopped?: boolean;
-}
-
-/** Makes the call's result from an answer: the parsed data, or throws the typed error of its status. */
-export type Settle<T> = (answer: Answer) => T;
-
-/** What a hook learns of the call it decorates. */
-export interface CallInfo {
-  method: Exchange['method'];
-  /** The path as events and errors show it. */
-  label: string;
-  /** False for a submit: its request may act twice, so it is never sent twice. */
-  retryable: boolean;
-  options: RequestOptions | undefined;
-}
-
 /**
- * Decorates data calls, in the shape of Octokit's auth hook (`hook(request, options)`): the
- * transport hands each attempt the undecorated `send` and `settle`, and the hook may add headers,
- * wait for what it needs within the attempt's time, send again, and see the error before it is
- * thrown. The retry layer stays the transport's, around each decorated attempt.
- */
-export interface RequestHook {
-  /** One data call starts; what it returns decorates each attempt until `end`. */
-  open(call: CallInfo): CallHook;
-}
-
-/** One call's decoration, from `RequestHook.open`. */
-export interface CallHook {
-  attempt<T>(request: Exchange, send: Send, settle: Settle<T>): Promise<T>;
-  /** The call is over: `failure` holds what it threw, when it failed. */
-  end(failure?: { error: unknown }): void;
-}
-
-/** What resources call: a data request in, its parsed `data` out (the transport decorated by auth). */
-export interface DataTransport {
-  request<T>(spec: DataRequest<T>, options?: RequestOptions): Promise<T>;
-}
-
-/**
- * Moves requests: fetch with a URL and an init, a timeout that covers the whole answer, and the retry layer
- * around each attempt. Credentials are not its business: a `RequestHook` adds them.
+ * Moves requests through the client's ky instance: one `Deadline` per attempt that covers the
+ * whole answer, and p-retry around each attempt. Credentials are not its business: a
+ * `RequestHook` puts the token on the request, which ky's hook turns into the header.
  */
 export class Transport {
   readonly #config: TransportConfig;
   /** The client's secrets and the values of its default credential headers. */
   readonly #secrets: readonly string[];
+  readonly #ky: KyClient;
 
   constructor(config: TransportConfig) {
     this.#config = config;
     this.#secrets = [...config.secrets, ...credentialValues(config.defaultHeaders)];
+    this.#ky = new KyClient(config.prefix, config.defaultHeaders, config.userAgent);
   }
 
   #policy(options: RequestOptions | undefined): RetryPolicy {
@@ -212,55 +120,56 @@ export class Transport {
     return redactor([
       ...this.#secrets,
       ...(authorization ? [authorization, authorization.replace(/^\S+\s+/, '')] : []),
+      ...(request.token ? [`Bearer ${request.token}`, request.token] : []),
       ...credentialValues(request.headers),
     ]);
   }
 
-  /** The URL and init one attempt hands to fetch: a string and a plain object, never a `Request`. */
-  #fetchArgs(request: Exchange, options: RequestOptions | undefined, signal: AbortSignal) {
-    const { prefix, defaultHeaders, fetchOptions } = this.#config;
-    const search = request.searchParams?.toString();
-    const headers: Record<string, string> = { ...defaultHeaders };
-    for (const name in request.headers) {
-      const value = request.headers[name];
-      if (value === null || value === undefined) delete headers[name];
-      else headers[name] = value;
-    }
-    const init: Record<string, unknown> = {
-      ...fetchOptions,
-      ...options?.fetchOptions,
-      method: request.method,
-      headers,
-      // A redirect is answered as an error: following it would carry the bearer token, or on a 307
-      // to the token endpoint the client secret in the body, to wherever the Location points.
-      redirect: 'manual',
-      signal,
-    };
-    // A `body` from fetchOptions would go out with a GET, or in place of a POST's empty one.
-    if (request.body === undefined) delete init.body;
-    else init.body = request.body;
-    return { url: search ? `${prefix}${request.path}?${search}` : `${prefix}${request.path}`, init };
+  /**
+   * One attempt's time: `timeoutMs` (the call's or the client's) and the caller's signal, ending
+   * in a `TimeoutError` or an `AbortError`.
+   */
+  deadline(method: string, label: string, options: RequestOptions | undefined): Deadline {
+    const timeoutMs = options?.timeoutMs ?? this.#config.timeoutMs;
+    const signal = options?.signal;
+    return new Deadline(timeoutMs, signal, {
+      timedOut: () => new TimeoutError({ method, path: label, timeoutMs }),
+      aborted: () => new AbortError({ cause: signal?.reason }),
+    });
   }
 
   /**
-   * One attempt: sends, reads the whole body, and turns a timeout, an abort or a broken connection
-   * into the SDK's typed errors. HTTP error statuses are returned, not thrown. The attempt's time
-   * covers the wait for headers, then the body is read within what is left of it. `spentMs` of the
-   * attempt's time already went into waiting for a token.
+   * One attempt: sends through ky, reads the whole body, and turns a timeout, an abort or a broken
+   * connection into the SDK's typed errors. HTTP error statuses are returned, not thrown. The
+   * attempt's `deadline` covers the wait for headers and the body (and whatever came before, a
+   * wait for a token); without one, the attempt has its own.
    */
   async exchange(
     request: Exchange,
     attempt: number,
     options: RequestOptions | undefined,
     label = request.path,
-    spentMs = 0,
-  ) {
-    const { events } = this.#config;
-    const timeoutMs = options?.timeoutMs ?? this.#config.timeoutMs;
-    const budgetMs = timeoutMs - spentMs;
-    const signal = options?.signal;
-    if (signal?.aborted) throw new AbortError({ cause: signal.reason });
-    if (budgetMs <= 0) throw new TimeoutError({ method: request.method, path: label, timeoutMs });
+    given?: Deadline,
+    sink?: ResponseSink,
+  ): Promise<RawResponse> {
+    const deadline = given ?? this.deadline(request.method, label, options);
+    try {
+      return await this.#exchange(request, attempt, options, label, deadline, sink);
+    } finally {
+      if (!given) deadline.clear();
+    }
+  }
+
+  async #exchange(
+    request: Exchange,
+    attempt: number,
+    options: RequestOptions | undefined,
+    label: string,
+    deadline: Deadline,
+    sink: ResponseSink | undefined,
+  ): Promise<RawResponse> {
+    const { events, maxResponseBytes } = this.#config;
+    if (deadline.over) throw deadline.reason;
     // From here on the request may reach the service: a submit's outcome is no longer known.
     request.onSent?.();
     const started = performance.now();
@@ -269,8 +178,6 @@ export class Transport {
     let status: number | undefined;
     let requestId: string | undefined;
     let failure: unknown;
-    const timedOut = () => new TimeoutError({ method: request.method, path: label, timeoutMs });
-    const aborted = () => new AbortError({ cause: signal?.reason });
     // What a custom fetch threw may hold the request (and with it the authorization header): only
     // a redacted copy of its name, message and code is kept.
     const broken = (cause: unknown) =>
@@ -280,40 +187,34 @@ export class Transport {
         cause: safeCause(cause, this.redaction(request)),
       });
     try {
-      const response = await this.#send(request, options, budgetMs, { timedOut, aborted, broken });
+      const response = await this.#send(request, options, deadline, broken);
       status = response.status;
       // The id goes to events, logs, spans and errors: a server that echoes the request in it
       // must not put the bearer token there.
       const sentId = response.headers.get('x-request-id') ?? undefined;
       requestId = sentId === undefined ? undefined : this.redaction(request)(sentId);
-      const text = await readText(
-        response,
-        budgetMs - (performance.now() - started),
-        this.#config.maxResponseBytes,
-        signal,
-        { timedOut, aborted, broken },
-      );
+      const over = () => deadline.reason;
+      const text = await readText(response, deadline, maxResponseBytes, {
+        timedOut: over,
+        aborted: over,
+        broken,
+      });
       if (text === undefined && status >= 200 && status < 300) {
         throw new ResponseValidationError({
           method: request.method,
           path: label,
           status,
-          issues: [
-            {
-              path: '',
-              message: `the body is longer than maxResponseBytes (${this.#config.maxResponseBytes})`,
-            },
-          ],
+          issues: [{ path: '', message: `the body is longer than maxResponseBytes (${maxResponseBytes})` }],
         });
       }
-      sinkOf(options)?.(response, requestId);
+      sink?.(response, requestId);
       let headers = response.headers;
       if (requestId !== sentId) {
         headers = new Headers(headers);
         headers.set('x-request-id', requestId as string);
       }
       // An oversized error page is dropped: the status alone still types the error.
-      return { status, headers, text: text ?? '' } satisfies RawResponse;
+      return { status, headers, text: text ?? '' };
     } catch (error) {
       failure = error;
       throw error;
@@ -332,56 +233,42 @@ export class Transport {
     }
   }
 
-  /**
-   * Hands the request to fetch and waits for its headers within `budgetMs` and the caller's
-   * signal. The deadline does not rely on fetch honouring the signal: a fetch that ignores it still
-   * ends the attempt on time.
-   */
+  /** Hands the request to ky, whose fetch adapter calls the caller's fetch within `deadline`. */
   async #send(
     request: Exchange,
     options: RequestOptions | undefined,
-    budgetMs: number,
-    errors: { timedOut: () => Error; aborted: () => Error; broken: (cause: unknown) => Error },
+    deadline: Deadline,
+    broken: (cause: unknown) => Error,
   ): Promise<Response> {
-    const signal = options?.signal;
-    const controller = new AbortController();
-    let stop!: (why: Error) => void;
-    const stopped = new Promise<never>((_, reject) => {
-      stop = (why) => {
-        reject(why);
-        controller.abort(why);
-      };
-    });
-    const timer = setTimeout(() => stop(errors.timedOut()), budgetMs);
-    const onAbort = () => stop(errors.aborted());
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const { fetch, fetchOptions } = this.#config;
+    const headers: Record<string, string | undefined> = {};
+    // `null` leaves a default header out: ky drops a header whose value is `undefined`.
+    for (const name in request.headers) headers[name] = request.headers[name] ?? undefined;
     try {
-      const { url, init } = this.#fetchArgs(request, options, controller.signal);
-      let answer: unknown;
-      let pending: Promise<unknown> | undefined;
-      try {
-        pending = Promise.resolve(this.#config.fetch(url, init));
-        answer = await Promise.race([pending, stopped]);
-      } catch (error) {
-        // A fetch that ignores the signal may still answer after the attempt ended: its body is
-        // cancelled then, or its open connection would keep the process alive.
-        pending?.then(
-          (late) => {
-            if (isResponse(late)) late.body?.cancel().catch(() => {});
-          },
-          () => {},
-        );
-        if (isPartnerError(error)) throw error;
-        if (signal?.aborted) throw errors.aborted();
-        // undici wraps network failures as `TypeError: fetch failed` with the cause that says why.
-        throw errors.broken(error instanceof TypeError && error.cause !== undefined ? error.cause : error);
-      }
-      if (!isResponse(answer))
-        throw errors.broken(new TypeError('fetch resolved to something that is not a Response'));
-      return answer;
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      const ky = this.#ky.ready ?? (await deadline.race(this.#ky.load()));
+      return await deadline.race(
+        ky(request.path, {
+          method: request.method,
+          headers,
+          ...(request.searchParams ? { searchParams: request.searchParams } : {}),
+          ...(request.body === undefined ? {} : { body: request.body }),
+          signal: deadline.signal,
+          // A call's `'user-agent': null` leaves the header out, the SDK's own included.
+          context: { token: request.token, userAgent: request.headers['user-agent'] !== null },
+          fetch: fetchAdapter({
+            fetch,
+            fetchOptions: { ...fetchOptions, ...options?.fetchOptions },
+            body: request.body,
+            deadline,
+            broken,
+          }) as typeof globalThis.fetch,
+        }) as Promise<Response>,
+      );
+    } catch (error) {
+      if (isPartnerError(error)) throw error;
+      if (deadline.over) throw deadline.reason;
+      // ky refused to build the request (a header value fetch would refuse too).
+      throw broken(error);
     }
   }
 
@@ -416,18 +303,13 @@ export class Transport {
     );
   }
 
-  /** The time one attempt of a call with these options has: its own `timeoutMs` or the client's. */
-  attemptTimeoutMs(options: RequestOptions | undefined): number {
-    return options?.timeoutMs ?? this.#config.timeoutMs;
-  }
-
   /**
    * A call to a data endpoint: retries, a parsed `data`, typed errors. `hook` decorates the call
    * and each of its attempts (the bearer token and its 401 replay come from auth/ this way); the
    * transport itself knows no credentials.
    */
   async request<T>(spec: DataRequest<T>, options: RequestOptions | undefined, hook: RequestHook): Promise<T> {
-    const label = spec.label ?? spec.path;
+    const label = spec.path;
     const retryable = spec.retryable ?? true;
     const own: HeaderValues =
       spec.body === undefined
@@ -435,7 +317,7 @@ export class Transport {
         : { accept: 'application/json', 'content-type': 'application/json' };
     const request: Exchange = {
       method: spec.method,
-      path: spec.path,
+      path: fillPath(spec.path, spec.params),
       ...(spec.searchParams ? { searchParams: spec.searchParams } : {}),
       // The caller's headers were checked not to name the SDK's own, which come last regardless.
       headers: options?.headers ? { ...options.headers, ...own } : own,
@@ -443,15 +325,12 @@ export class Transport {
       onSent: spec.onSent,
     };
     let lastAttempt = 0;
-    const send: Send = (sent, startedAt) =>
-      this.exchange(sent, ++lastAttempt, options, label, performance.now() - startedAt);
+    const send: Send = (sent, deadline) =>
+      this.exchange(sent, ++lastAttempt, options, label, deadline, spec.sink);
     const settle: Settle<T> = (answer) => this.#settle(spec, label, answer);
-    const call = (this.#config.wrapHook?.(hook) ?? hook).open({
-      method: spec.method,
-      label,
-      retryable,
-      options,
-    });
+    const call = (this.#config.wrapHook?.(hook) ?? hook).open(spec, options, () =>
+      this.deadline(spec.method, label, options),
+    );
     let failure: { error: unknown } | undefined;
     try {
       return await this.retrying(
@@ -471,7 +350,7 @@ export class Transport {
   }
 
   /** Turns an answer into the call's result: the parsed data, or the typed error of its status. */
-  #settle<T>(spec: DataRequest<T>, label: string, answer: Answer): T {
+  #settle<T>(spec: DataRequest<T>, label: string, answer: Answer): T | Promise<T> {
     const { response } = answer;
     if (response.status >= 200 && response.status < 300) return this.#parse(spec, label, response);
     const parsed = parseJson(response.text);
@@ -489,7 +368,7 @@ export class Transport {
     });
   }
 
-  #parse<T>(spec: DataRequest<T>, label: string, response: RawResponse): T {
+  #parse<T>(spec: DataRequest<T>, label: string, response: RawResponse): T | Promise<T> {
     const json = parseJson(response.text);
     if (!json.ok) {
       throw new ResponseValidationError({
@@ -499,15 +378,16 @@ export class Transport {
         issues: [{ path: '', message: 'the body is not JSON' }],
       });
     }
-    const result = spec.schema.safeParse(json.value);
-    if (!result.success) {
+    const finish = (result: ParseResult<T>): T => {
+      if (result.success) return result.data;
       throw new ResponseValidationError({
         method: spec.method,
         path: label,
         status: response.status,
         issues: toIssues(result.error),
       });
-    }
-    return result.data;
+    };
+    const result = spec.schema.safeParse(json.value);
+    return result instanceof Promise ? result.then(finish) : finish(result);
   }
 }

@@ -100,8 +100,32 @@ export interface SignedBridgeBatch {
  * await client.bridge.send({ userId, intentId: built.intentId, ...signed });
  */
 export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<SignedBridgeBatch> {
-  // Read once: what is signed and what the signatures are checked against cannot change midway.
-  const input = readArgs('signBridgeBatch', () => {
+  const input = readInput(params);
+  checkBinding(input);
+  const request = checkSignable(input);
+  const result: SignedBridgeBatch = { signature: await signOperation(request) };
+  if (request.authorization) result.authorization = await signAuthorization(request, request.authorization);
+  return result;
+}
+
+type AuthorizationRequest = { address: Address; chainId: number; nonce: number };
+
+type SignInput = ReturnType<typeof readInput>;
+
+/** What is signed, checked: the hash, the signer's methods as read, and the authorization, if any. */
+interface SignRequest {
+  hash: Hex;
+  /** The signer object itself: its methods are called on it, as read once. */
+  signer: BridgeSigner;
+  address: string;
+  signMessage: BridgeSigner['signMessage'];
+  signAuthorization: BridgeSigner['signAuthorization'];
+  authorization: AuthorizationRequest | null;
+}
+
+/** Read input: once, so that what is signed and what it is checked against cannot change midway. */
+function readInput(params: SignBridgeBatchParams) {
+  return readArgs('signBridgeBatch', () => {
     const verified: unknown = params?.verified;
     const unverified = params?.unverifiedBundle;
     const record = verifiedRecord(verified);
@@ -123,6 +147,13 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
       signer,
     };
   });
+}
+
+/**
+ * The binding: a verified batch (or a bundle by the opt-out's name), signed by the wallet it was
+ * verified for, whose bundle has not changed since.
+ */
+function checkBinding(input: SignInput): void {
   if (input.verified !== undefined && input.unverified !== undefined) {
     throw new ArgumentError({
       where: 'signBridgeBatch',
@@ -143,34 +174,37 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
       ],
     });
   }
-  if (input.record) {
-    const { text, original, wallet } = input.record;
-    if (typeof input.address === 'string' && !sameAddress(input.address, wallet)) {
-      throw new ArgumentError({
-        where: 'signBridgeBatch',
+  if (!input.record) return;
+  const { text, original, wallet } = input.record;
+  if (typeof input.address === 'string' && !sameAddress(input.address, wallet)) {
+    throw new ArgumentError({
+      where: 'signBridgeBatch',
+      issues: [
+        { path: 'signer.address', message: `is not the wallet the batch was verified for (${wallet})` },
+      ],
+    });
+  }
+  const changed: [string, unknown][] = [['the bundle verified', original]];
+  if (input.bundle !== undefined) changed.push(['the bundle given', input.bundle]);
+  for (const [name, bundle] of changed) {
+    const now = bundleText(bundle);
+    if (now === undefined || !sameBundle(now, text)) {
+      throw new BatchVerificationError({
         issues: [
-          { path: 'signer.address', message: `is not the wallet the batch was verified for (${wallet})` },
+          {
+            check: 'bundle.changed',
+            message: `${name} is not the bundle verifyBridgeBatch checked: it changed since`,
+            expected: textDigest(text),
+            actual: now === undefined ? 'unreadable' : textDigest(now),
+          },
         ],
       });
     }
-    const changed: [string, unknown][] = [['the bundle verified', original]];
-    if (input.bundle !== undefined) changed.push(['the bundle given', input.bundle]);
-    for (const [name, bundle] of changed) {
-      const now = bundleText(bundle);
-      if (now === undefined || !sameBundle(now, text)) {
-        throw new BatchVerificationError({
-          issues: [
-            {
-              check: 'bundle.changed',
-              message: `${name} is not the bundle verifyBridgeBatch checked: it changed since`,
-              expected: textDigest(text),
-              actual: now === undefined ? 'unreadable' : textDigest(now),
-            },
-          ],
-        });
-      }
-    }
   }
+}
+
+/** The hash, the signer and the authorization: each of a shape that can be signed, every problem at once. */
+function checkSignable(input: SignInput): SignRequest {
   const problems: { path: string; message: string }[] = [];
   if (typeof input.hash !== 'string' || !HASH32_PATTERN.test(input.hash)) {
     problems.push({ path: 'unverifiedBundle.userOpHash', message: 'must be a 32-byte hex hash' });
@@ -200,14 +234,26 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
     }
   }
   if (problems.length > 0) throw new ArgumentError({ where: 'signBridgeBatch', issues: problems });
-  const signer = input.signer as BridgeSigner;
-  const signerAddress = input.address as string;
+  return {
+    hash: input.hash as Hex,
+    signer: input.signer as BridgeSigner,
+    address: input.address as string,
+    signMessage: input.signMessage as BridgeSigner['signMessage'],
+    signAuthorization: input.signAuthorization,
+    authorization,
+  };
+}
 
+/**
+ * The user operation: MAv2 `0xff00` ‖ the EIP-191 signature over the raw hash, in the form the
+ * chain takes, recovered to the signer's address in that form.
+ */
+async function signOperation(request: SignRequest): Promise<Hex> {
+  const { hash, signer } = request;
   const viem = await loadViem();
-  const hash = input.hash as Hex;
   let raw: string;
   try {
-    raw = await (input.signMessage as BridgeSigner['signMessage']).call(signer, { message: { raw: hash } });
+    raw = await request.signMessage.call(signer, { message: { raw: hash } });
   } catch (error) {
     throw new SigningError({ message: 'The signer failed to sign the user operation', cause: error });
   }
@@ -216,48 +262,51 @@ export async function signBridgeBatch(params: SignBridgeBatchParams): Promise<Si
   const recovered = await viem
     .recoverMessageAddress({ message: { raw: hash }, signature: userOpSignature })
     .catch(() => undefined);
-  if (!sameAddress(recovered, signerAddress)) {
+  if (!sameAddress(recovered, request.address)) {
     throw new SigningError({
       message: 'The user-operation signature does not recover to the signer address',
     });
   }
-  const result: SignedBridgeBatch = { signature: `0xff00${userOpSignature.slice(2)}` };
+  return `0xff00${userOpSignature.slice(2)}`;
+}
 
-  if (authorization) {
-    let signed: Awaited<ReturnType<NonNullable<BridgeSigner['signAuthorization']>>>;
-    try {
-      signed = await (input.signAuthorization as NonNullable<BridgeSigner['signAuthorization']>).call(
-        signer,
-        {
-          address: authorization.address,
-          chainId: authorization.chainId,
-          nonce: authorization.nonce,
-        },
-      );
-    } catch (error) {
-      throw new SigningError({
-        message: 'The signer failed to sign the EIP-7702 authorization',
-        cause: error,
-      });
-    }
-    const signature = canonicalAuthorization(signed);
-    const utils = await loadViemUtils();
-    const signedBy = await utils
-      .recoverAuthorizationAddress({
-        authorization: {
-          address: authorization.address,
-          chainId: authorization.chainId,
-          nonce: authorization.nonce,
-        },
-        signature,
-      })
-      .catch(() => undefined);
-    if (!sameAddress(signedBy, signerAddress)) {
-      throw new SigningError({
-        message: 'The authorization signature does not recover to the signer address',
-      });
-    }
-    result.authorization = signature;
+/** The EIP-7702 authorization, in the form the chain takes, recovered to the signer's address. */
+async function signAuthorization(
+  request: SignRequest,
+  authorization: AuthorizationRequest,
+): Promise<AuthorizationSignature> {
+  let signed: SignatureParts;
+  try {
+    signed = await (request.signAuthorization as NonNullable<BridgeSigner['signAuthorization']>).call(
+      request.signer,
+      {
+        address: authorization.address,
+        chainId: authorization.chainId,
+        nonce: authorization.nonce,
+      },
+    );
+  } catch (error) {
+    throw new SigningError({
+      message: 'The signer failed to sign the EIP-7702 authorization',
+      cause: error,
+    });
   }
-  return result;
+  const signature = canonicalAuthorization(signed);
+  const utils = await loadViemUtils();
+  const signedBy = await utils
+    .recoverAuthorizationAddress({
+      authorization: {
+        address: authorization.address,
+        chainId: authorization.chainId,
+        nonce: authorization.nonce,
+      },
+      signature,
+    })
+    .catch(() => undefined);
+  if (!sameAddress(signedBy, request.address)) {
+    throw new SigningError({
+      message: 'The authorization signature does not recover to the signer address',
+    });
+  }
+  return signature;
 }

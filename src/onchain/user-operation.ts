@@ -1,5 +1,5 @@
+import { ENTRY_POINT_V07, ENTRY_POINT_V08 } from '../core/contracts.js';
 import type { Address, Hex } from '../schemas/common.js';
-import { ENTRY_POINT_V07, ENTRY_POINT_V08 } from './constants.js';
 import { addressWord, isHex, quantity, sameAddress, uintWord } from './hex.js';
 import { keccak256Hex, keccak256Text } from './keccak.js';
 
@@ -76,87 +76,19 @@ export function packUserOperation(
   knownCallData?: string,
 ): { op: PackedUserOperation } | { problems: string[] } {
   const problems: string[] = [];
-  const num = (name: string, max: bigint): bigint => {
-    const value = quantity(op[name]);
-    if (value === undefined || value > max) {
-      problems.push(`${name} is not a quantity of at most ${max === UINT128_MAX ? 128 : 256} bits`);
-      return 0n;
-    }
-    return value;
-  };
-  const bytes = (name: string, optional: boolean): string => {
-    const value = op[name];
-    if (value === undefined || value === null) {
-      if (!optional) problems.push(`${name} is missing`);
-      return '';
-    }
-    if (!isHex(value) || value.length % 2 !== 0) {
-      problems.push(`${name} is not even-length hex`);
-      return '';
-    }
-    return value.slice(2).toLowerCase();
-  };
-  const word = (name: string): string => {
-    const value = bytes(name, false);
-    if (value && value.length !== 64) problems.push(`${name} is not 32 bytes`);
-    return value;
-  };
-  const half = (word: string, second: boolean) =>
-    BigInt(`0x${word.slice(second ? 32 : 0, second ? 64 : 32)}`);
-
-  const nonce = num('nonce', UINT256_MAX);
-  const callData = knownCallData === undefined ? bytes('callData', false) : knownCallData.slice(2);
-  const preVerificationGas = num('preVerificationGas', UINT256_MAX);
-
+  const read = new FieldReader(op, problems);
+  const nonce = read.num('nonce', UINT256_MAX);
+  const callData = knownCallData === undefined ? read.bytes('callData', false) : knownCallData.slice(2);
+  const preVerificationGas = read.num('preVerificationGas', UINT256_MAX);
   const packed = 'accountGasLimits' in op || 'gasFees' in op || 'initCode' in op || 'paymasterAndData' in op;
-  let initCode: string;
-  let accountGasLimits: string;
-  let gasFees: string;
-  let paymasterAndData: string;
-  let gas: GasFields | undefined;
-  if (packed) {
-    const mixed = RPC_ONLY.filter((name) => op[name] !== undefined && op[name] !== null);
-    if (mixed.length > 0) problems.push(`mixes the packed form with RPC fields (${mixed.join(', ')})`);
-    initCode = bytes('initCode', false);
-    accountGasLimits = word('accountGasLimits');
-    gasFees = word('gasFees');
-    paymasterAndData = bytes('paymasterAndData', false);
-  } else {
-    const factory = bytes('factory', true);
-    const factoryData = bytes('factoryData', true);
-    if (!factory && factoryData) problems.push('factoryData is given without a factory');
-    initCode = factory + factoryData;
-    // The RPC form gives the gas figures as numbers already: packed for the hash, kept as they are.
-    const verificationGasLimit = num('verificationGasLimit', UINT128_MAX);
-    const callGasLimit = num('callGasLimit', UINT128_MAX);
-    const maxPriorityFeePerGas = num('maxPriorityFeePerGas', UINT128_MAX);
-    const maxFeePerGas = num('maxFeePerGas', UINT128_MAX);
-    accountGasLimits = uint128(verificationGasLimit) + uint128(callGasLimit);
-    gasFees = uint128(maxPriorityFeePerGas) + uint128(maxFeePerGas);
-    const paymaster = bytes('paymaster', true);
-    if (paymaster && paymaster.length !== 40) problems.push('paymaster is not an address');
-    const paymasterVerificationGasLimit = paymaster ? num('paymasterVerificationGasLimit', UINT128_MAX) : 0n;
-    const paymasterPostOpGasLimit = paymaster ? num('paymasterPostOpGasLimit', UINT128_MAX) : 0n;
-    paymasterAndData = paymaster
-      ? paymaster +
-        uint128(paymasterVerificationGasLimit) +
-        uint128(paymasterPostOpGasLimit) +
-        bytes('paymasterData', true)
-      : '';
-    gas = {
-      verificationGasLimit,
-      callGasLimit,
-      preVerificationGas,
-      paymasterVerificationGasLimit,
-      paymasterPostOpGasLimit,
-      maxFeePerGas,
-      maxPriorityFeePerGas,
-    };
-  }
+  const form = packed ? readPackedForm(op, read, problems) : readRpcForm(read, problems, preVerificationGas);
+  const { initCode, accountGasLimits, gasFees, paymasterAndData } = form;
   if (paymasterAndData && paymasterAndData.length < 104)
     problems.push('paymasterAndData is shorter than 52 bytes');
   if (problems.length > 0) return { problems };
-  gas ??= {
+  const half = (word: string, second: boolean) =>
+    BigInt(`0x${word.slice(second ? 32 : 0, second ? 64 : 32)}`);
+  const gas = form.gas ?? {
     verificationGasLimit: half(accountGasLimits, false),
     callGasLimit: half(accountGasLimits, true),
     preVerificationGas,
@@ -178,6 +110,101 @@ export function packUserOperation(
       paymasterAndData,
       paymaster: paymaster && !/^0+$/.test(paymaster) ? `0x${paymaster}` : undefined,
       gas,
+    },
+  };
+}
+
+/** The fields that differ between the two forms, as packed for the hash (hex without `0x`). */
+interface OperationForm {
+  initCode: string;
+  accountGasLimits: string;
+  gasFees: string;
+  paymasterAndData: string;
+  /** The gas figures, when the form gives them as numbers already. */
+  gas?: GasFields;
+}
+
+/** Reads an operation's fields; what it cannot read is added to `problems`. */
+class FieldReader {
+  constructor(
+    private readonly op: Record<string, unknown>,
+    readonly problems: string[],
+  ) {}
+
+  num(name: string, max: bigint): bigint {
+    const value = quantity(this.op[name]);
+    if (value === undefined || value > max) {
+      this.problems.push(`${name} is not a quantity of at most ${max === UINT128_MAX ? 128 : 256} bits`);
+      return 0n;
+    }
+    return value;
+  }
+
+  bytes(name: string, optional: boolean): string {
+    const value = this.op[name];
+    if (value === undefined || value === null) {
+      if (!optional) this.problems.push(`${name} is missing`);
+      return '';
+    }
+    if (!isHex(value) || value.length % 2 !== 0) {
+      this.problems.push(`${name} is not even-length hex`);
+      return '';
+    }
+    return value.slice(2).toLowerCase();
+  }
+
+  word(name: string): string {
+    const value = this.bytes(name, false);
+    if (value && value.length !== 64) this.problems.push(`${name} is not 32 bytes`);
+    return value;
+  }
+}
+
+/** The packed form: `initCode`, `accountGasLimits`, `gasFees`, `paymasterAndData`, and no RPC field. */
+function readPackedForm(op: Record<string, unknown>, read: FieldReader, problems: string[]): OperationForm {
+  const mixed = RPC_ONLY.filter((name) => op[name] !== undefined && op[name] !== null);
+  if (mixed.length > 0) problems.push(`mixes the packed form with RPC fields (${mixed.join(', ')})`);
+  return {
+    initCode: read.bytes('initCode', false),
+    accountGasLimits: read.word('accountGasLimits'),
+    gasFees: read.word('gasFees'),
+    paymasterAndData: read.bytes('paymasterAndData', false),
+  };
+}
+
+/** The RPC form: gas figures as numbers already, packed for the hash and kept as they are. */
+function readRpcForm(read: FieldReader, problems: string[], preVerificationGas: bigint): OperationForm {
+  const factory = read.bytes('factory', true);
+  const factoryData = read.bytes('factoryData', true);
+  if (!factory && factoryData) problems.push('factoryData is given without a factory');
+  const verificationGasLimit = read.num('verificationGasLimit', UINT128_MAX);
+  const callGasLimit = read.num('callGasLimit', UINT128_MAX);
+  const maxPriorityFeePerGas = read.num('maxPriorityFeePerGas', UINT128_MAX);
+  const maxFeePerGas = read.num('maxFeePerGas', UINT128_MAX);
+  const paymaster = read.bytes('paymaster', true);
+  if (paymaster && paymaster.length !== 40) problems.push('paymaster is not an address');
+  const paymasterVerificationGasLimit = paymaster
+    ? read.num('paymasterVerificationGasLimit', UINT128_MAX)
+    : 0n;
+  const paymasterPostOpGasLimit = paymaster ? read.num('paymasterPostOpGasLimit', UINT128_MAX) : 0n;
+  return {
+    initCode: factory + factoryData,
+    accountGasLimits: uint128(verificationGasLimit) + uint128(callGasLimit),
+    gasFees: uint128(maxPriorityFeePerGas) + uint128(maxFeePerGas),
+    paymasterAndData: paymaster
+      ? paymaster +
+        uint128(paymasterVerificationGasLimit) +
+        uint128(paymasterPostOpGasLimit) +
+        read.bytes('paymasterData', true)
+      : '',
+    gas: {
+      verificationGasLimit,
+      callGasLimit,
+      preVerificationGas,
+      paymasterVerificationGasLimit,
+      paymasterPostOpGasLimit,
+      maxFeePerGas,
+      maxPriorityFeePerGas,
     },
   };
 }

@@ -1,9 +1,10 @@
 // Checks of the parts of a batch: the route's tokens against the well-known table, gas fields, the
-// ERC-20 calls (approve, fee transfer) and the Across deposit, word for word.
-import type { BridgeRoute, TokenSide } from '../schemas/bridge.js';
+// ERC-20 calls (approve, fee transfer) and the Across deposit, word for word; the calls as the
+// user operation's call data must encode them.
+import type { BridgeBundle, BridgeRoute, TokenSide } from '../schemas/bridge.js';
 import type { Address, Hex } from '../schemas/common.js';
 import { INTEGRATOR_SUFFIX, SELECTOR } from './constants.js';
-import { argWord, sameAddress, uintWord, wordAddress, wordUint } from './hex.js';
+import { argWord, isExecuteBatchOf, sameAddress, uintWord, wordAddress, wordUint } from './hex.js';
 import { type KnownToken, symbolKey, type TokenIndex } from './tables.js';
 import type { GasFields } from './user-operation.js';
 
@@ -143,22 +144,28 @@ export interface DepositFacts {
   fillDeadline: bigint;
 }
 
+/** What the deposit is checked against. */
+interface DepositContext {
+  fail: Fail;
+  route: BridgeRoute;
+  wallet: string;
+  amountInRaw: bigint;
+  amountOutRaw: bigint;
+  nowSec: bigint;
+  /** The latest time the deposit can be submitted. */
+  expiresAtSec: bigint;
+  allowSuffix: boolean;
+}
+
+/** The deposit's arguments by index, each a 64-digit hex word. */
+type Words = (index: number) => string;
+
 /** The Across deposit: bytes32 `deposit` and address `depositV3` share one body layout. */
 export function checkDeposit(
   call: { target: string; data: string },
-  context: {
-    fail: Fail;
-    route: BridgeRoute;
-    wallet: string;
-    amountInRaw: bigint;
-    amountOutRaw: bigint;
-    nowSec: bigint;
-    /** The latest time the deposit can be submitted. */
-    expiresAtSec: bigint;
-    allowSuffix: boolean;
-  },
+  context: DepositContext,
 ): DepositFacts | undefined {
-  const { fail, route, wallet } = context;
+  const { fail, route } = context;
   if (!sameAddress(call.target, route.targets.bridge))
     fail('deposit.target', "the deposit is not on the route's bridge", route.targets.bridge, call.target);
   const body = call.data.slice(2);
@@ -194,6 +201,20 @@ export function checkDeposit(
       );
   }
   const word = (index: number) => argWord(body, index);
+  const relayer = checkDepositArguments(word, context);
+  const { quoteTimestamp, fillDeadline } = checkDepositTiming(word, context);
+  return {
+    fn,
+    suffix,
+    exclusiveRelayer: relayer && word(7) !== ZERO_WORD ? relayer : null,
+    quoteTimestamp,
+    fillDeadline,
+  };
+}
+
+/** The deposit's parties, tokens, amounts and destination; returns the exclusive relayer's word read. */
+function checkDepositArguments(word: Words, context: DepositContext): Address | undefined {
+  const { fail, route, wallet } = context;
   const address = (index: number, check: string, name: string, expected: string) => {
     const value = wordAddress(word(index));
     if (value === undefined) fail('deposit.encoding', `${name} is not a clean address word`);
@@ -228,6 +249,19 @@ export function checkDeposit(
   }
   const relayer = wordAddress(word(7));
   if (relayer === undefined) fail('deposit.encoding', 'exclusiveRelayer is not a clean address word');
+  return relayer;
+}
+
+/**
+ * The deposit's times and message: a quote timestamp the SpokePool takes now, a fill deadline that
+ * leaves a relayer time to fill after the latest the deposit can land, exclusivity that ends well
+ * before it, and no message.
+ */
+function checkDepositTiming(
+  word: Words,
+  context: DepositContext,
+): { quoteTimestamp: bigint; fillDeadline: bigint } {
+  const { fail } = context;
   const uint32 = (index: number, name: string) => {
     const value = wordUint(word(index));
     if (value > MAX_UINT32) fail('deposit.encoding', `${name} is not a uint32`);
@@ -289,11 +323,64 @@ export function checkDeposit(
       );
     }
   }
-  return {
-    fn,
-    suffix,
-    exclusiveRelayer: relayer && word(7) !== ZERO_WORD ? relayer : null,
-    quoteTimestamp,
-    fillDeadline,
-  };
+  return { quoteTimestamp, fillDeadline };
+}
+
+/** A call of the batch as read: its value a number, its data lowercase. */
+export interface ReadCall {
+  target: string;
+  value: bigint;
+  data: string;
+}
+
+/** The route's tokens as the well-known table knows them, and one asset on both sides. */
+export function checkRouteTokens(
+  route: BridgeRoute,
+  tokens: TokenIndex,
+  fail: Fail,
+): { sourceToken: KnownToken | undefined; destinationToken: KnownToken | undefined } {
+  const sourceToken = checkToken(fail, 'source', route.from, tokens);
+  const destinationToken = checkToken(fail, 'destination', route.to, tokens);
+  // The quote is checked one for one (output = amount less fee): across two assets that prices
+  // 1 WETH at 1 USDC, and Across repays the relayer in the input token whatever it delivered.
+  const sourceNames = assetNames(route.from, sourceToken);
+  const destinationNames = assetNames(route.to, destinationToken);
+  if (!sourceNames.some((name) => destinationNames.includes(name))) {
+    fail(
+      'route.asset',
+      'the route delivers another token than it takes, but the quote is checked one for one',
+      sourceNames.join(' or '),
+      destinationNames.join(' or '),
+    );
+  }
+  return { sourceToken, destinationToken };
+}
+
+/**
+ * User operation, its call data: exactly `executeBatch` of the listed calls, word for word. Returns
+ * the calls as read and, when it matches, the call data (lowercase), known then to be clean hex.
+ */
+export function readCalls(
+  bundle: BridgeBundle,
+  fail: Fail,
+): { calls: ReadCall[]; callData: string | undefined } {
+  const calls: ReadCall[] = [];
+  bundle.calls.forEach((call, index) => {
+    // Hex already (the schema checked it): read, not checked again.
+    const value = call.value === '0x' ? 0n : BigInt(call.value);
+    if (value !== 0n) fail('calls.value', `call ${index + 1} sends native value`, '0', call.value);
+    if (call.data.length % 2 !== 0) fail('calls.data', `call ${index + 1} data is not whole bytes`);
+    calls.push({ target: call.target, value, data: call.data.toLowerCase() });
+  });
+  const callData =
+    typeof bundle.userOp.callData === 'string' ? bundle.userOp.callData.toLowerCase() : undefined;
+  if (callData !== undefined && isExecuteBatchOf(callData, calls)) return { calls, callData };
+  const hooks = callData?.slice(2, 10) === SELECTOR.executeUserOp;
+  fail(
+    'userOp.callData',
+    hooks
+      ? 'the call data goes through executeUserOp (execution hooks), not executeBatch'
+      : 'the operation does not execute exactly the listed calls',
+  );
+  return { calls, callData: undefined };
 }

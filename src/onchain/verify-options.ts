@@ -1,8 +1,8 @@
 // The verifier's bounds (gas ceilings, fill margins, limits room) and the reading of its options
 // and clock, checked once before any batch is looked at.
+import { DEFAULTS } from '../core/defaults.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import { ADDRESS_PATTERN, type Address } from '../schemas/common.js';
-import { DEFAULT_DELEGATES, DEFAULT_ENTRY_POINTS } from './constants.js';
 import { bridgeIndex, type KnownToken, type TokenIndex, tokenIndex } from './tables.js';
 
 import type { VerifyBridgeBatchOptions } from './verify-types.js';
@@ -91,12 +91,13 @@ export function readVerifyOptions(options: VerifyBridgeBatchOptions | undefined)
     if (typeof value !== 'boolean') problems.push({ path: name, message: 'must be true or false' });
     return value === true;
   };
+  const defaults = DEFAULTS.verifier;
   const read: ReadOptions = {
-    entryPoints: addresses('entryPoints', DEFAULT_ENTRY_POINTS),
-    delegates: addresses('delegates', DEFAULT_DELEGATES),
-    allowIntegratorSuffix: flag('allowIntegratorSuffix', true),
-    requirePaymaster: flag('requirePaymaster', true),
-    expiryMarginMs: options?.expiryMarginMs ?? 15_000,
+    entryPoints: addresses('entryPoints', defaults.entryPoints),
+    delegates: addresses('delegates', defaults.delegates),
+    allowIntegratorSuffix: flag('allowIntegratorSuffix', defaults.allowIntegratorSuffix),
+    requirePaymaster: flag('requirePaymaster', defaults.requirePaymaster),
+    expiryMarginMs: options?.expiryMarginMs ?? defaults.expiryMarginMs,
     maxFeeBps: options?.maxFeeBps,
     bridges: bridgeIndex(readBridges(options?.bridges, problems)),
     tokens: tokenIndex(readTokens(options?.tokens, problems)),

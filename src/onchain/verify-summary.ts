@@ -1,35 +1,73 @@
 // What verifyBridgeBatch returns once every check passed: the frozen summary of what the batch
 // does, bound to the bundle it was read from so that signBridgeBatch signs only that.
-import { fromRawAmount } from '../core/amounts.js';
+import { type AmountInput, fromRawAmount } from '../core/amounts.js';
 import type { BridgeConstructResult, BridgeRoute, TokenSide } from '../schemas/bridge.js';
 import type { Address } from '../schemas/common.js';
 import type { KnownToken } from './tables.js';
 import type { EntryPointVersion } from './user-operation.js';
 import { readDigest, registerVerified } from './verified.js';
 import type { DepositFacts } from './verify-calls.js';
+import type { ReadOptions } from './verify-options.js';
 import type { SummarySide, VerifiedBridgeBatch } from './verify-types.js';
 
-/** The facts the checks established, from which the verified batch is built. */
-export interface VerifiedFacts {
+/**
+ * What `verifyBridgeBatch` knows once the input is read: the caller's arguments, checked, and the
+ * route and construct result parsed. Each section of the verifier takes the facts established so
+ * far, whole, and hands them on with what it established added.
+ */
+export interface InputFacts {
   wallet: Address;
+  nowMs: number;
+  /** The amount asked for, a valid decimal; undefined for a `maxAmount: true` construct. */
+  amount: AmountInput | undefined;
+  options: ReadOptions;
   route: BridgeRoute;
   quote: BridgeConstructResult['quote'];
   bundle: BridgeConstructResult['bundle'];
+  /** The caller's own bundle object, checked again at signing. */
+  original: unknown;
+}
+
+/** After the route: its tokens as the well-known table knows them. */
+export interface RouteFacts extends InputFacts {
   sourceToken: KnownToken | undefined;
   destinationToken: KnownToken | undefined;
+}
+
+/** After the quote: its figures in base units. */
+export interface QuoteFacts extends RouteFacts {
   amountInRaw: bigint;
   amountOutRaw: bigint;
   providerFeeRaw: bigint;
   gasFeeRaw: bigint;
   feeBps: number;
-  deposit: DepositFacts;
   expiresAt: number;
-  version: EntryPointVersion;
+}
+
+/** After the account: the EntryPoint's version, undefined for one the verifier does not know. */
+export interface AccountFacts extends QuoteFacts {
+  version: EntryPointVersion | undefined;
+}
+
+/** After the user operation: its calls as read, its paymaster and its call data's hash. */
+export interface OperationFacts extends AccountFacts {
+  calls: { target: string; value: bigint; data: string }[];
   paymaster: Address | null;
+  /** Undefined when the operation's fields could not be packed. */
+  callDataHash: string | undefined;
+}
+
+/** After the calls: the deposit, read word for word. */
+export interface CallFacts extends OperationFacts {
+  deposit: DepositFacts | undefined;
+}
+
+/** Every fact of a batch that passed, from which the verified batch is built. */
+export interface VerifiedFacts extends CallFacts {
+  deposit: DepositFacts;
+  version: EntryPointVersion;
   /** The bundle's text as verified (see `bundleText`). */
   text: string;
-  /** The caller's own bundle object, checked again at signing. */
-  original: unknown;
 }
 
 /** The frozen summary of a batch that passed, registered so that only it can be signed. */

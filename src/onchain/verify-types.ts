@@ -24,21 +24,33 @@ export interface VerifyBridgeBatchParams {
 
 /** How strict `verifyBridgeBatch` is; the defaults are the safe choice. */
 export interface VerifyBridgeBatchOptions {
-  /** EntryPoints the batch may use. @default v0.7 and v0.8 */
+  /**
+   * EntryPoints the batch may use: v0.7 and v0.8 unless told otherwise.
+   * @default DEFAULTS.verifier.entryPoints
+   */
   entryPoints?: readonly string[];
-  /** EIP-7702 delegates the wallet may be (or become) delegated to. @default both published MAv2 7702 delegates */
+  /**
+   * EIP-7702 delegates the wallet may be (or become) delegated to: both published MAv2 7702
+   * delegates unless told otherwise.
+   * @default DEFAULTS.verifier.delegates
+   */
   delegates?: readonly string[];
   /**
    * Accept an Across integrator tag (`0x1dc0de` + 2 bytes) after the deposit's arguments, as real
    * Across deposits carry it: the SpokePool ignores it. Any other trailing bytes stay an issue.
-   * @default true
+   * @default DEFAULTS.verifier.allowIntegratorSuffix
    */
   allowIntegratorSuffix?: boolean;
-  /** The quote must stay valid this much longer than `now`, to leave time to sign and submit. @default 15000 */
+  /**
+   * The quote must stay valid this much longer than `now`, to leave time to sign and submit
+   * (15 s unless told otherwise).
+   * @default DEFAULTS.verifier.expiryMarginMs
+   */
   expiryMarginMs?: number;
   /**
    * Require a paymaster: the batch is sponsored, and without one the wallet's own native balance
-   * pays for gas at whatever fee the operation names. @default true
+   * pays for gas at whatever fee the operation names.
+   * @default DEFAULTS.verifier.requirePaymaster
    */
   requirePaymaster?: boolean;
   /**

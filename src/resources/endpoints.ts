@@ -1,7 +1,10 @@
+import type * as z from 'zod';
+import type { ResponseSink } from '../core/api-promise.js';
 import type { Report } from '../core/isolate.js';
+import { stringifyBody } from '../core/json.js';
 import type { RequestOptions } from '../core/request-options.js';
 import type { SpanRunner } from '../http/tracing.js';
-import type { DataTransport, Parser } from '../http/transport.js';
+import type { DataRequest, DataTransport, Parser } from '../http/types.js';
 import { type Me, meSchemas } from '../schemas/auth.js';
 import {
   type BridgeConstructResult,
@@ -12,88 +15,151 @@ import {
   type BridgeTransfer,
   bridgeSchemas,
 } from '../schemas/bridge.js';
+import { constructArgs, feeEstimateArgs, getArgs, listArgs, quoteArgs, sendArgs } from './params.js';
 import { type TransferPage, transferPageSchema } from './transfer-page.js';
 
 const BRIDGE_READ = ['bridge:read'] as const;
 const BRIDGE_WRITE = ['bridge:read', 'transactions:write'] as const;
 
-/** One endpoint of the interface: all a call needs to know besides its arguments. */
-export interface Endpoint<T> {
+/** What a call's checked arguments become: path parameters, query and body. */
+export interface RequestParts {
+  params?: Record<string, string>;
+  query?: URLSearchParams;
+  /** A flat JSON body; `JsonNumber` values (amounts) are written digit for digit. */
+  body?: Record<string, unknown>;
+  /** The ids the call names, for a 404 to say which may be missing. */
+  ids?: Record<string, string>;
+}
+
+/**
+ * One endpoint of the interface: everything a call needs to know, from the arguments a method
+ * takes to the answer it returns. `A` is the checked arguments, `R` the answer's parsed body.
+ */
+export interface Endpoint<A, R> {
+  /** The method's name in errors (`bridge.quote`). */
+  name: string;
   method: 'GET' | 'POST';
-  /** Below `/api/v1/s2s`; `{name}` is filled from the call's `params`, and events show it as is. */
+  /** Below `/api/v1/s2s`; `{name}` is filled from the parts' `params`, and events show it as is. */
   path: string;
   /** Scopes the endpoint needs, named in a 403's message. */
   scopes: readonly string[];
+  /** The method's arguments, checked before any request; `undefined` for none. */
+  args: z.ZodType<A> | undefined;
+  /** How the checked arguments become path, query and body. */
+  parts: (args: A) => RequestParts;
   /** The answer's schema, with or without the client's `strict`. */
-  schema: (strict: boolean) => Parser<T>;
+  schema: (strict: boolean) => Parser<R>;
   /** False for a submit: never sent twice, neither by the retry layer nor after a 401. */
   retryable: boolean;
 }
 
-const endpoint = <T>(spec: Omit<Endpoint<T>, 'retryable'> & { retryable?: false }): Endpoint<T> => ({
+type Row<A, R> = Omit<Endpoint<A, R>, 'retryable' | 'args' | 'parts'> & {
+  retryable?: false;
+  args?: z.ZodType<A>;
+  parts?: (args: A) => RequestParts;
+};
+
+const endpoint = <A, R>(row: Row<A, R>): Endpoint<A, R> => ({
   retryable: true,
-  ...spec,
+  args: undefined,
+  parts: () => ({}),
+  ...row,
 });
+
+type Args<S extends z.ZodType> = z.output<S>;
 
 /** Every endpoint the client calls. */
 export const ENDPOINTS = {
-  me: endpoint<{ data: Me }>({ method: 'GET', path: '/me', scopes: [], schema: meSchemas }),
-  routes: endpoint<{ data: BridgeRoute[] }>({
+  me: endpoint<undefined, { data: Me }>({
+    name: 'me',
+    method: 'GET',
+    path: '/me',
+    scopes: [],
+    schema: meSchemas,
+  }),
+  routes: endpoint<undefined, { data: BridgeRoute[] }>({
+    name: 'bridge.routes',
     method: 'GET',
     path: '/bridge/routes',
     scopes: BRIDGE_READ,
     schema: (strict) => bridgeSchemas(strict).routes,
   }),
-  quote: endpoint<{ data: BridgeQuote }>({
+  quote: endpoint<Args<typeof quoteArgs>, { data: BridgeQuote }>({
+    name: 'bridge.quote',
     method: 'POST',
     path: '/bridge/quote',
     scopes: BRIDGE_READ,
+    args: quoteArgs,
+    parts: (args) => ({ body: args, ids: { userId: args.userId, routeId: args.routeId } }),
     schema: (strict) => bridgeSchemas(strict).quote,
   }),
-  feeEstimate: endpoint<{ data: BridgeFeeEstimate }>({
+  feeEstimate: endpoint<Args<typeof feeEstimateArgs>, { data: BridgeFeeEstimate }>({
+    name: 'bridge.feeEstimate',
     method: 'GET',
     path: '/bridge/fee-estimate',
     scopes: BRIDGE_READ,
+    args: feeEstimateArgs,
+    parts: (args) => ({
+      query: new URLSearchParams({ routeId: args.routeId, amount: args.amount.literal }),
+      ids: { routeId: args.routeId },
+    }),
     schema: (strict) => bridgeSchemas(strict).feeEstimate,
   }),
-  construct: endpoint<{ data: BridgeConstructResult }>({
+  construct: endpoint<Args<typeof constructArgs>, { data: BridgeConstructResult }>({
+    name: 'bridge.construct',
     method: 'POST',
     path: '/bridge/construct/transaction/batch',
     scopes: BRIDGE_WRITE,
+    args: constructArgs,
+    parts: (args) => ({
+      body: {
+        userId: args.userId,
+        routeId: args.routeId,
+        ...(args.maxAmount === true ? { maxAmount: true } : { amount: args.amount }),
+      },
+      ids: { userId: args.userId, routeId: args.routeId },
+    }),
     schema: (strict) => bridgeSchemas(strict).construct,
   }),
-  send: endpoint<{ data: BridgeSendResult }>({
+  send: endpoint<Args<typeof sendArgs>, { data: BridgeSendResult }>({
+    name: 'bridge.send',
     method: 'POST',
     path: '/bridge/transaction/batch/send',
     scopes: BRIDGE_WRITE,
+    args: sendArgs,
+    parts: (args) => ({ body: args, ids: { userId: args.userId, intentId: args.intentId } }),
     schema: (strict) => bridgeSchemas(strict).send,
     retryable: false,
   }),
-  transfers: endpoint<TransferPage>({
+  transfers: endpoint<Args<typeof listArgs>, TransferPage>({
+    name: 'bridge.transfers.list',
     method: 'GET',
     path: '/bridge/transfers',
     scopes: BRIDGE_READ,
+    args: listArgs,
+    parts: (args) => {
+      const query = new URLSearchParams({ userId: args.userId });
+      if (args.status) query.set('status', args.status);
+      if (args.limit !== undefined) query.set('limit', String(args.limit));
+      if (args.cursor !== undefined) query.set('cursor', args.cursor);
+      return { query, ids: { userId: args.userId } };
+    },
     schema: transferPageSchema,
   }),
-  transfer: endpoint<{ data: BridgeTransfer }>({
+  transfer: endpoint<Args<typeof getArgs>, { data: BridgeTransfer }>({
+    name: 'bridge.transfers.get',
     method: 'GET',
     path: '/bridge/transfers/{transferId}',
     scopes: BRIDGE_READ,
+    args: getArgs,
+    parts: (args) => ({
+      params: { transferId: args.transferId },
+      query: new URLSearchParams({ userId: args.userId }),
+      ids: { userId: args.userId, transferId: args.transferId },
+    }),
     schema: (strict) => bridgeSchemas(strict).transferRead,
   }),
 } as const;
-
-/** What one call sends besides the endpoint's own: path parameters, query and body. */
-export interface CallInput {
-  params?: Record<string, string>;
-  query?: URLSearchParams;
-  /** An already serialised JSON body. */
-  body?: string;
-  /** Called as each attempt is handed to fetch. */
-  onSent?: () => void;
-  /** The ids the call names, for a 404 to say which may be missing. */
-  ids?: Record<string, string>;
-}
 
 /** What a resource calls through: the transport wrapped by auth, and the client's `strict`. */
 export interface Api {
@@ -107,29 +173,43 @@ export interface Api {
   warn?: (line: string) => void;
 }
 
-/** The one call every resource method makes: an endpoint of the table, its input, the caller's options. */
-export function callEndpoint<T>(
+/** What travels with one call besides its options: where answers go, and who learns it was sent. */
+export interface CallExtras {
+  sink?: ResponseSink | undefined;
+  /** Called as each attempt is handed to fetch. */
+  onSent?: () => void;
+}
+
+/** The description of a call to `endpoint` with checked `args`: the transport's `DataRequest`. */
+export function describe<A, R>(
+  { method, path, scopes, schema, retryable, parts }: Endpoint<A, R>,
+  args: A,
+  strict: boolean,
+  { sink, onSent }: CallExtras = {},
+): DataRequest<R> {
+  const { params, query, body, ids } = parts(args);
+  return {
+    method,
+    path,
+    ...(params ? { params } : {}),
+    ...(query ? { searchParams: query } : {}),
+    ...(body === undefined ? {} : { body: stringifyBody(body) }),
+    scopes,
+    schema: schema(strict),
+    ...(retryable ? {} : { retryable }),
+    ...(onSent ? { onSent } : {}),
+    ...(ids ? { ids } : {}),
+    ...(sink ? { sink } : {}),
+  };
+}
+
+/** The one call every endpoint method makes: a row of the table, its checked arguments, the options. */
+export function callEndpoint<A, R>(
   api: Api,
-  { method, path, scopes, schema, retryable }: Endpoint<T>,
-  input: CallInput,
+  endpoint: Endpoint<A, R>,
+  args: A,
   options: RequestOptions | undefined,
-): Promise<T> {
-  const { params } = input;
-  return api.transport.request(
-    {
-      method,
-      path: params
-        ? path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name]!))
-        : path,
-      label: path,
-      ...(input.query ? { searchParams: input.query } : {}),
-      ...(input.body === undefined ? {} : { body: input.body }),
-      scopes,
-      schema: schema(api.strict),
-      ...(retryable ? {} : { retryable }),
-      ...(input.onSent ? { onSent: input.onSent } : {}),
-      ...(input.ids ? { ids: input.ids } : {}),
-    },
-    options,
-  );
+  extras?: CallExtras,
+): Promise<R> {
+  return api.transport.request(describe(endpoint, args, api.strict, extras), options);
 }

@@ -1,9 +1,16 @@
 import * as z from 'zod';
+import type { ResponseSink } from '../core/api-promise.js';
 import { parseArgs } from '../core/args.js';
 import { API_PREFIX } from '../core/defaults.js';
 import type { RequestOptions } from '../core/request-options.js';
+import {
+  isStandardSchema,
+  type ParseResult,
+  type StandardSchemaV1,
+  standardParse,
+} from '../core/standard-schema.js';
 import { ArgumentError } from '../errors/client-errors.js';
-import type { Exchange, Parser } from '../http/transport.js';
+import { type Exchange, fillPath, type Parser } from '../http/types.js';
 import type { IssueList } from '../schemas/issues.js';
 import type { Api } from './endpoints.js';
 import { paramProblem, segmentProblem } from './params.js';
@@ -62,11 +69,11 @@ export interface ApiRequest<T = unknown> {
    */
   scopes?: readonly string[];
   /**
-   * Any zod schema (or anything with zod's `safeParse`): it types and checks the answer's `data`.
-   * Without it the answer is `unknown`.
+   * Any Standard Schema (a zod 4 schema, valibot, arktype, …): it types and checks the answer's
+   * `data`. Without it the answer is `unknown`. An object with zod's `safeParse` is still taken.
    * @example { path: '/me', schema: z.object({ scopes: z.array(z.string()) }) }
    */
-  schema?: Parser<T>;
+  schema?: StandardSchemaV1<unknown, T>;
   /**
    * Take `data` out of the `{ data }` envelope, as every method of the SDK does. `false` gives the
    * whole body (a list's pagination fields, say).
@@ -108,11 +115,6 @@ function segmentsProblem(path: string): string | undefined {
   return undefined;
 }
 
-/** `template` with each `{name}` replaced by its encoded value. */
-function fill(template: string, params: Readonly<Record<string, string>>): string {
-  return template.replace(PLACEHOLDER, (_, name: string) => encodeURIComponent(params[name] as string));
-}
-
 // Built on the first `client.request`, not at import, like the SDK's other schemas.
 const querySchema = z.lazy(() =>
   z.union([
@@ -150,12 +152,10 @@ const requestSchema = z.lazy(() =>
       scopes: z.array(z.string()).optional(),
       schema: z
         .custom<Parser<unknown>>(
-          (value) =>
-            typeof value === 'object' &&
-            value !== null &&
-            typeof (value as { safeParse?: unknown }).safeParse === 'function',
-          'must be a zod schema (anything with safeParse)',
+          (value) => isStandardSchema(value) || hasSafeParse(value),
+          'must be a Standard Schema (a zod schema, say)',
         )
+        .transform((value): Parser<unknown> => toParser(value))
         .optional(),
       unwrap: z.boolean().optional(),
       idempotent: z.boolean().optional(),
@@ -184,7 +184,7 @@ const requestSchema = z.lazy(() =>
         }
       }
       // Values that pass alone may still make a way out together (`%2` and `e%2e` in `{a}{b}`).
-      const joined = fillable && names.length > 0 ? segmentsProblem(fill(value.path, params)) : undefined;
+      const joined = fillable && names.length > 0 ? segmentsProblem(fillPath(value.path, params)) : undefined;
       if (joined)
         ctx.addIssue({ code: 'custom', path: ['params'], message: `once filled into path, ${joined}` });
       if (value.body !== undefined && (value.method ?? 'GET') === 'GET')
@@ -233,6 +233,29 @@ const envelopeIssue: IssueList = {
   ],
 };
 
+function hasSafeParse(value: unknown): value is Parser<unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { safeParse?: unknown }).safeParse === 'function'
+  );
+}
+
+/** A caller's schema as the transport reads it: through the Standard Schema interface when it has one. */
+function toParser(schema: StandardSchemaV1 | Parser<unknown>): Parser<unknown> {
+  if (!isStandardSchema(schema)) return schema;
+  return { safeParse: (value) => standardParse(schema, value) };
+}
+
+/** Issue paths say where in the body: under `data`. */
+function underData<T>(result: ParseResult<T>): ParseResult<T> {
+  if (result.success) return result;
+  return {
+    success: false,
+    error: { issues: result.error.issues.map((issue) => ({ ...issue, path: ['data', ...issue.path] })) },
+  };
+}
+
 /** The answer's `data` (checked by `schema`), or the whole body with `unwrap: false`. */
 function answerParser<T>(schema: Parser<T> | undefined, unwrap: boolean): Parser<T> {
   return {
@@ -245,12 +268,8 @@ function answerParser<T>(schema: Parser<T> | undefined, unwrap: boolean): Parser
       }
       if (!schema) return { success: true, data: inner as T };
       const result = schema.safeParse(inner);
-      if (result.success || !unwrap) return result;
-      // Issue paths say where in the body: under `data`.
-      return {
-        success: false,
-        error: { issues: result.error.issues.map((issue) => ({ ...issue, path: ['data', ...issue.path] })) },
-      };
+      if (!unwrap) return result;
+      return result instanceof Promise ? result.then(underData) : underData(result);
     },
   };
 }
@@ -262,21 +281,21 @@ function answerParser<T>(schema: Parser<T> | undefined, unwrap: boolean): Parser
 export function callAny<T>(
   api: Api,
   input: ApiRequest<T>,
-  options: RequestOptions,
+  options: RequestOptions | undefined,
   where: string,
+  sink?: ResponseSink,
 ): Promise<T> {
   const spec = parseArgs(requestSchema, input, where);
   const method = spec.method ?? 'GET';
-  const template = spec.path.startsWith('/') ? spec.path : `/${spec.path}`;
   const params = spec.params;
-  const path = params ? fill(template, params) : template;
   const body = spec.body === undefined ? undefined : serialiseBody(spec.body, where);
   const searchParams = toSearchParams(spec.query);
   return api.transport.request(
     {
       method,
-      path,
-      label: template,
+      path: spec.path.startsWith('/') ? spec.path : `/${spec.path}`,
+      ...(params ? { params } : {}),
+      ...(sink ? { sink } : {}),
       ...(searchParams ? { searchParams } : {}),
       ...(body === undefined ? {} : { body }),
       scopes: spec.scopes ?? [],

@@ -202,6 +202,41 @@ export const ID_MAX_LENGTH = 128;
 /** The characters of an id in a transfer: letters, digits and `_ : . -`, 1 to 128 of them. */
 export const ID_PATTERN = /^[A-Za-z0-9_:.-]{1,128}$/;
 
+/** A transfer as reads, lists and callbacks carry it: its own builder, the longest schema of all. */
+function transferSchema(strict: boolean, a: ReturnType<typeof atoms>, id: z.ZodString) {
+  const { decimalString, address, nonNegativeInt, rawAmountString, timestamp } = a;
+  const side = record(strict, {
+    chain: z.string(),
+    chainId: nonNegativeInt,
+    token: z.string(),
+    tokenAddress: address,
+    decimals: nonNegativeInt,
+    amount: decimalString,
+    amountRaw: rawAmountString,
+  });
+  return record(strict, {
+    transferId: id,
+    userId: id,
+    routeId: id,
+    status: openEnum(strict, TRANSFER_STATES),
+    provider: z.string(),
+    providerRef: z.string(),
+    source: side,
+    destination: side,
+    providerFee: decimalString,
+    providerFeeRaw: rawAmountString,
+    gasFee: decimalString,
+    gasFeeRaw: rawAmountString,
+    gasFeeToken: z.string(),
+    srcTxHash: z.string(),
+    dstTxHash: z.string().nullable(),
+    refundTxHash: z.string().nullable(),
+    failureReason: z.string().nullable(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  });
+}
+
 function build(strict: boolean) {
   const { address, decimalString, hash32, hex, nonNegativeInt, rawAmountString, timestamp } = atoms();
   const id = z
@@ -254,36 +289,7 @@ function build(strict: boolean) {
     userOpHash: hash32,
     authorization: record(strict, { chainId: nonNegativeInt, address, nonce: nonNegativeInt }).nullable(),
   });
-  const side = record(strict, {
-    chain: z.string(),
-    chainId: nonNegativeInt,
-    token: z.string(),
-    tokenAddress: address,
-    decimals: nonNegativeInt,
-    amount: decimalString,
-    amountRaw: rawAmountString,
-  });
-  const transfer = record(strict, {
-    transferId: id,
-    userId: id,
-    routeId: id,
-    status: openEnum(strict, TRANSFER_STATES),
-    provider: z.string(),
-    providerRef: z.string(),
-    source: side,
-    destination: side,
-    providerFee: decimalString,
-    providerFeeRaw: rawAmountString,
-    gasFee: decimalString,
-    gasFeeRaw: rawAmountString,
-    gasFeeToken: z.string(),
-    srcTxHash: z.string(),
-    dstTxHash: z.string().nullable(),
-    refundTxHash: z.string().nullable(),
-    failureReason: z.string().nullable(),
-    createdAt: timestamp,
-    updatedAt: timestamp,
-  });
+  const transfer = transferSchema(strict, atoms(), id);
   const feeEstimate = z.looseObject({
     finalAmount: decimalString,
     feePercent: z.union([z.number(), z.string()]).exactOptional(),

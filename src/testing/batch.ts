@@ -1,6 +1,7 @@
 import { encodeFunctionData, erc20Abi, pad, parseAbi, toHex } from 'viem';
 import { entryPoint07Address, entryPoint08Address, getUserOperationHash } from 'viem/account-abstraction';
 import { parseArgs } from '../core/args.js';
+import { MAV2_7702_DELEGATE_V100 } from '../onchain/constants.js';
 import type { BridgeBundle, BridgeRoute, BundleCall } from '../schemas/bridge.js';
 import type { Address, Hex } from '../schemas/common.js';
 import { batchCallsArgs, buildBundleArgs, rehashArgs } from './args.js';
@@ -176,7 +177,7 @@ export function buildBridgeBundle(input: BuildBridgeBundleParams): BridgeBundle 
     });
   }
   const entryPoint = params.entryPoint ?? entryPoint07Address;
-  const delegate = params.delegate ?? '0x69007702764179f14F51cdce752f4f775d74E139';
+  const delegate = params.delegate ?? MAV2_7702_DELEGATE_V100;
   const paymaster =
     params.paymaster === undefined ? '0x2cc0c7981D846b9F2a16276556f6e8cb52BfB633' : params.paymaster;
   const userOp: Record<string, unknown> & { sender: Address } = {

@@ -9,6 +9,7 @@ import type { CallbackDelivery } from './simulator/callbacks.js';
 import { createCore, type SimCore } from './simulator/core.js';
 import { partnerApi } from './simulator/endpoints.js';
 import { listenOn, simulatorFetch } from './simulator/http.js';
+import { DEFAULT_ROUTE_TOKENS } from './simulator/routes.js';
 
 /** Options of {@link createPartnerSimulator}. */
 export interface SimulatorOptions {
@@ -129,8 +130,9 @@ export class PartnerSimulator {
     const org = this.createOrganisation({ scopes: ['all:read', 'all:write'] });
     const credentials = this.createCredential({ organisationId: org, scopes: ['all:read', 'all:write'] });
     const user = this.createUser({ organisationId: org });
-    this.fund(user.userId, 8453, '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', 1_000_000_000n);
-    this.fund(user.userId, 56, '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d', 1_000n * 10n ** 18n);
+    const { base, bsc } = DEFAULT_ROUTE_TOKENS;
+    this.fund(user.userId, base.chainId, base.contractAddress, 1_000n * 10n ** BigInt(base.decimals));
+    this.fund(user.userId, bsc.chainId, bsc.contractAddress, 1_000n * 10n ** BigInt(bsc.decimals));
     return { organisationId: org, credentials, userId: user.userId, wallet: user.wallet! };
   }
 

@@ -1,6 +1,6 @@
 import { fromRawAmount, toRawAmount } from '../../core/amounts.js';
+import { ACROSS_SPOKE_POOLS, WELL_KNOWN_TOKENS } from '../../onchain/tables.js';
 import type { BridgeQuote, BridgeRoute } from '../../schemas/bridge.js';
-import type { Address } from '../../schemas/common.js';
 import type { SimClock } from './common.js';
 import { HttpFailure, validation } from './envelope.js';
 
@@ -20,31 +20,39 @@ export interface RouteState {
   maxAmountRaw?: bigint | undefined;
 }
 
-/** The default routes: USDC between Base (6 decimals) and BNB Chain (18 decimals), one id per direction. */
+/**
+ * The tokens of the default routes: USDC on Base (6 decimals) and on BNB Chain (18 decimals), as
+ * the verifier's well-known table lists them, so that the simulator's batches pass it unchanged.
+ */
+export const DEFAULT_ROUTE_TOKENS = Object.freeze({
+  base: usdcOn('base', 8453),
+  bsc: usdcOn('bsc', 56),
+});
+
+function usdcOn(chain: string, chainId: number) {
+  const token = WELL_KNOWN_TOKENS.find((known) => known.chainId === chainId && known.symbol === 'USDC');
+  if (!token) throw new Error(`the well-known table lists no USDC on chain ${chainId}`);
+  return Object.freeze({
+    symbol: 'USDC',
+    chain,
+    chainId,
+    contractAddress: token.address,
+    decimals: token.decimals,
+  });
+}
+
+/** The default routes: USDC between Base and BNB Chain, one id per direction, through Across. */
 function defaultRoutes(): RouteState[] {
-  const base = {
-    symbol: 'USDC',
-    chain: 'base',
-    chainId: 8453,
-    contractAddress: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' as Address,
-    decimals: 6,
-  };
-  const bsc = {
-    symbol: 'USDC',
-    chain: 'bsc',
-    chainId: 56,
-    contractAddress: '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d' as Address,
-    decimals: 18,
-  };
-  const make = (from: typeof base, to: typeof base, bridge: Address, gasFeeRaw: bigint): RouteState => ({
+  const { base, bsc } = DEFAULT_ROUTE_TOKENS;
+  const make = (from: typeof base, to: typeof base, gasFeeRaw: bigint): RouteState => ({
     route: {
       routeId: `${from.chain}-${from.symbol.toLowerCase()}-to-${to.chain}-${to.symbol.toLowerCase()}`,
       provider: 'across',
-      from,
-      to,
+      from: { ...from },
+      to: { ...to },
       limits: null,
       targets: {
-        bridge,
+        bridge: ACROSS_SPOKE_POOLS[from.chainId]!,
         token: from.contractAddress,
         treasury: '0x7E5F4552091A69125d5DfCb7b8C2659029395Bdf',
       },
@@ -55,10 +63,7 @@ function defaultRoutes(): RouteState[] {
     providerFeeBps: 10n,
     feeCeilingBps: 100n,
   });
-  return [
-    make(base, bsc, '0x09aea4b2242abC8bb4BB78D537A67a245A7bEC64', 120_000n),
-    make(bsc, base, '0x4e8E101924eDE233C13e2D8622DC8aED2872d505', 150_000_000_000_000_000n),
-  ];
+  return [make(base, bsc, 120_000n), make(bsc, base, 150_000_000_000_000_000n)];
 }
 
 export class SimRoutes {

@@ -1,0 +1,52 @@
+import type { ApiPromise } from '../core/api-promise.js';
+import { apiCall, parseArgs } from '../core/args.js';
+import type { RequestOptions } from '../core/request-options.js';
+import { type Api, type CallExtras, callEndpoint, type Endpoint } from './endpoints.js';
+
+/**
+ * What every resource class extends (openai-node's `APIResource`): the client's `Api`, through
+ * which `call` runs each endpoint method from a row of `ENDPOINTS`. The helpers are functions,
+ * not methods, so that a resource's prototype holds only its public methods.
+ */
+export class Resource {
+  protected readonly api: Api;
+
+  constructor(api: Api) {
+    this.api = api;
+  }
+}
+
+/** The row's arguments checked, named as the method in an `ArgumentError`. */
+export function endpointArgs<A, R>(endpoint: Endpoint<A, R>, params: unknown): A {
+  return endpoint.args ? parseArgs(endpoint.args, params, endpoint.name) : (undefined as A);
+}
+
+/** The answer's `data` of a call with unchecked `params` and checked options (a flow's step). */
+export async function endpointData<A, T>(
+  api: Api,
+  endpoint: Endpoint<A, { data: T }>,
+  params: unknown,
+  options: RequestOptions | undefined,
+  extras?: CallExtras,
+): Promise<T> {
+  return (await callEndpoint(api, endpoint, endpointArgs(endpoint, params), options, extras)).data;
+}
+
+/**
+ * The one call of an endpoint method: options and arguments checked (an `ArgumentError` rejects
+ * the promise, before any request), the answer's `data` returned, every answer reported to
+ * `.withResponse()`.
+ *
+ * @example
+ * routes(options) { return call(this.api, ENDPOINTS.routes, undefined, options); }
+ */
+export function call<A, T>(
+  api: Api,
+  endpoint: Endpoint<A, { data: T }>,
+  params: unknown,
+  options: RequestOptions | undefined,
+): ApiPromise<T> {
+  return apiCall(options, endpoint.name, (checked, sink) =>
+    endpointData(api, endpoint, params, checked, { sink }),
+  );
+}
