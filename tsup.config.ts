@@ -9,7 +9,7 @@ import { defineConfig, type Options } from 'tsup';
  * that build has no `import()` either (the sucrase pass below turns each into a `require`).
  * `npm run check:package` holds the build to this.
  */
-const CJS_INLINED = ['p-retry'];
+const CJS_INLINED = ['ky', 'p-retry'];
 
 /** The packages esbuild put into the CommonJS build, from the inputs of its metafile. */
 function bundledPackages(): string[] {
