@@ -13,6 +13,14 @@ export interface Contender {
   run: () => Promise<number> | number;
 }
 
+/** A contender's batch: `count` calls one after the other. */
+export const sequentially =
+  (call: () => Promise<unknown>, count: number): Contender['run'] =>
+  async () => {
+    for (let i = 0; i < count; i++) await call();
+    return count;
+  };
+
 /**
  * Runs every contender once per round, rotating the order each round so that none always goes
  * first, and returns each one's median time per operation in microseconds.

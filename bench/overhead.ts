@@ -11,7 +11,16 @@ import type { AddressInfo } from 'node:net';
 import ky from 'ky';
 import OpenAI from 'openai';
 import { route, transfer } from '../fixtures/wire.js';
-import { type Contender, fixed, interleaveSamples, median, pairedRatio, ratioVerdict, table } from './lib.js';
+import {
+  type Contender,
+  fixed,
+  interleaveSamples,
+  median,
+  pairedRatio,
+  ratioVerdict,
+  sequentially,
+  table,
+} from './lib.js';
 import { routesSchema, transferPageSchema } from './schemas.js';
 import { sdk } from './sdk.js';
 
@@ -88,12 +97,7 @@ export async function overhead(): Promise<void> {
   };
   for (const call of Object.values(calls)) for (let i = 0; i < 50; i++) await call();
 
-  const sequential =
-    (call: () => Promise<unknown>): Contender['run'] =>
-    async () => {
-      for (let i = 0; i < 200; i++) await call();
-      return 200;
-    };
+  const sequential = (call: () => Promise<unknown>) => sequentially(call, 200);
   const concurrent =
     (call: () => Promise<unknown>): Contender['run'] =>
     async () => {
@@ -153,13 +157,7 @@ export async function latency(): Promise<void> {
   const N = 40;
   const ROUNDS = 21;
   const samples = await interleaveSamples(
-    Object.entries(calls).map(([name, call]) => ({
-      name,
-      run: async () => {
-        for (let i = 0; i < N; i++) await call();
-        return N;
-      },
-    })),
+    Object.entries(calls).map(([name, call]) => ({ name, run: sequentially(call, N) })),
     ROUNDS,
   );
   const kyZod = samples.get('ky + zod')!;
@@ -207,13 +205,7 @@ export async function lists(): Promise<void> {
     }
     const repeat = count === 1 ? 200 : 40;
     const samples = await interleaveSamples(
-      Object.entries(calls).map(([name, call]) => ({
-        name,
-        run: async () => {
-          for (let i = 0; i < repeat; i++) await call();
-          return repeat;
-        },
-      })),
+      Object.entries(calls).map(([name, call]) => ({ name, run: sequentially(call, repeat) })),
       15,
     );
     const kyZod = samples.get('ky + zod')!;
@@ -272,13 +264,7 @@ async function withoutNetwork(): Promise<void> {
   };
   for (const call of Object.values(calls)) for (let i = 0; i < 200; i++) await call();
   const samples = await interleaveSamples(
-    Object.entries(calls).map(([name, call]) => ({
-      name,
-      run: async () => {
-        for (let i = 0; i < 300; i++) await call();
-        return 300;
-      },
-    })),
+    Object.entries(calls).map(([name, call]) => ({ name, run: sequentially(call, 300) })),
     15,
   );
   const kyZod = samples.get('ky + zod')!;
