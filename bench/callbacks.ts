@@ -1,16 +1,20 @@
 /**
- * Callbacks: each handler against a bare handler doing the least a correct endpoint does (read the
- * body, JSON.parse, the same zod parse of the transfer, answer 200), both in one process,
- * interleaved: `fetchHandler` against a bare web handler on in-memory `Request`s, `nodeHandler`
- * against a bare node:http handler over loopback HTTP. Then memory after 1,000,000 callbacks over
- * 100,000 transfers with the default store.
+ * Callbacks over real HTTP: each handler against a bare handler doing the least a correct endpoint
+ * does (read the body, JSON.parse, the same zod checks of the transfer, answer 200), both in one
+ * process, interleaved, driven by the same thin client over loopback keep-alive connections:
+ * `nodeHandler` against a bare node:http handler, and `fetchHandler` against the bare web handler,
+ * both behind the same Request/Response adapter (@hono/node-server's, as a node server of a
+ * fetch-style handler runs it). Then memory after 1,000,000 callbacks over 100,000 transfers with
+ * the default store.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
+import { getRequestListener } from '@hono/node-server';
 import type { TransferStatus } from 'partner-s2s-sdk';
 import { transfer } from '../fixtures/wire.js';
-import { bridgeSchemas } from '../src/schemas/bridge.js';
-import { type Contender, fixed, interleaveSamples, median, pairedRatio, table } from './lib.js';
+import { type Contender, fixed, interleaveSamples, median, pairedRatio, ratioVerdict, table } from './lib.js';
+import { transferSchema } from './schemas.js';
 import { sdk } from './sdk.js';
 
 const PATH: TransferStatus[] = [
@@ -31,7 +35,7 @@ const body = (id: string | number, status: string) => `${head}t${id}${middle}${s
 
 /** What both sides do with a transfer: nothing, so that only the endpoints' own work is compared. */
 const listener = (_transfer: unknown) => {};
-const schema = bridgeSchemas(false).transfer;
+const schema = transferSchema;
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const RECEIVED = JSON.stringify({ received: true });
 
@@ -91,42 +95,6 @@ function ratioTable(title: string, baseline: string, samples: Map<string, number
       Math.round(1e6 / median(values)).toLocaleString('en'),
       fixed(pairedRatio(values, base)),
     ]),
-  );
-}
-
-export async function fetchHandlers(): Promise<void> {
-  const router = sdk.createCallbackRouter({ authenticate: 'none' });
-  router.on('transfer', listener);
-  const N = 500;
-  const url = 'http://127.0.0.1/callbacks';
-  // The Request a runtime (Bun, Deno, Hono's node server) hands the handler, built the same for both.
-  const request = () => {
-    const text = nextBody();
-    return new Request(url, {
-      method: 'POST',
-      body: text,
-      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) },
-    });
-  };
-  const contender = (name: string, handle: (request: Request) => Promise<Response>): Contender => ({
-    name,
-    run: async () => {
-      for (let i = 0; i < N; i++) {
-        const response = await handle(request());
-        if (response.status !== 200) throw new Error(`${name} answered ${response.status}`);
-      }
-      return N;
-    },
-  });
-  const contenders = [
-    contender('bare web handler', bareFetch),
-    contender('fetchHandler', router.fetchHandler),
-  ];
-  for (const c of contenders) await c.run();
-  ratioTable(
-    `fetchHandler, in-memory Requests, ${N.toLocaleString('en')} per round (${ROUNDS} interleaved rounds; ratios are medians of per-round ratios)`,
-    'bare web handler',
-    await interleaveSamples(contenders, ROUNDS),
   );
 }
 
@@ -214,14 +182,20 @@ async function client(
   return { send, close };
 }
 
-export async function nodeHandlers(): Promise<void> {
-  const router = sdk.createCallbackRouter({ authenticate: 'none' });
-  router.on('transfer', listener);
+/**
+ * A handler and its bare baseline, each on a node:http server of its own, driven by the same
+ * client in interleaved rounds; prints the table and the row's verdict.
+ */
+async function overHttp(
+  row: string,
+  baseline: [string, RequestListener],
+  handler: [string, RequestListener],
+): Promise<void> {
   const N = 500;
   const CONNECTIONS = 8;
   const servers = await Promise.all(
-    [bareNode, router.nodeHandler].map(async (handler) => {
-      const server = createServer({ keepAliveTimeout: 60_000 }, handler);
+    [baseline[1], handler[1]].map(async (listen) => {
+      const server = createServer({ keepAliveTimeout: 60_000 }, listen);
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       return server;
     }),
@@ -229,7 +203,7 @@ export async function nodeHandlers(): Promise<void> {
   const clients = await Promise.all(
     servers.map((server) => client((server.address() as AddressInfo).port, CONNECTIONS)),
   );
-  const contenders: Contender[] = ['bare node handler', 'nodeHandler'].map((name, i) => ({
+  const contenders: Contender[] = [baseline[0], handler[0]].map((name, i) => ({
     name,
     run: async () => {
       await clients[i]!.send(N);
@@ -237,16 +211,38 @@ export async function nodeHandlers(): Promise<void> {
     },
   }));
   for (const c of contenders) await c.run();
+  const samples = await interleaveSamples(contenders, ROUNDS);
   ratioTable(
-    `nodeHandler over loopback HTTP, ${CONNECTIONS} keep-alive connections, ${N.toLocaleString('en')} per round (${ROUNDS} interleaved rounds; ratios are medians of per-round ratios)`,
-    'bare node handler',
-    await interleaveSamples(contenders, ROUNDS),
+    `${handler[0]} over loopback HTTP, ${CONNECTIONS} keep-alive connections, ${N.toLocaleString('en')} per round (${ROUNDS} interleaved rounds; ratios are medians of per-round ratios)`,
+    baseline[0],
+    samples,
   );
+  ratioVerdict(row, pairedRatio(samples.get(handler[0])!, samples.get(baseline[0])!), 1.15);
   for (const c of clients) c.close();
   for (const server of servers) {
     server.closeAllConnections();
     server.close();
   }
+}
+
+export async function nodeHandlers(): Promise<void> {
+  const router = sdk.createCallbackRouter({ authenticate: 'none' });
+  router.on('transfer', listener);
+  await overHttp(
+    'nodeHandler × bare JSON.parse + zod node handler',
+    ['bare node handler', bareNode],
+    ['nodeHandler', router.nodeHandler],
+  );
+}
+
+export async function fetchHandlers(): Promise<void> {
+  const router = sdk.createCallbackRouter({ authenticate: 'none' });
+  router.on('transfer', listener);
+  await overHttp(
+    'fetchHandler × bare web handler, same Request/Response adapter',
+    ['bare web handler (adapter)', getRequestListener(bareFetch)],
+    ['fetchHandler (adapter)', getRequestListener(router.fetchHandler)],
+  );
 }
 
 export async function callbacks(): Promise<void> {

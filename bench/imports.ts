@@ -1,13 +1,15 @@
 /**
- * Cold import of the main entry (the built package, every dependency from node_modules), next to
- * `node -e 0` and to importing the openai SDK, on every Node line at hand: this machine's, and
- * Node 22 and 24 when .ci/run has installed them. The zod package is timed alone too: the SDK's
- * largest dependency, locales and all, and most of what importing the SDK costs.
+ * Cold import of the main entry (the built package), next to `node -e 0` and to importing the
+ * openai SDK, on every Node line at hand: this machine's, and Node 22 and 24 when .ci/run has
+ * installed them. The zod package is timed alone too: what importing it from node_modules costs,
+ * locales and all. The row counts only when the ES module build bundles no third-party package
+ * (esbuild's metafile says what it read from node_modules): every dependency loads from
+ * node_modules, as a partner's install has it.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fixed, median, table } from './lib.js';
+import { fixed, median, table, verdict } from './lib.js';
 
 const root = resolve(import.meta.dirname, '..');
 const entries = {
@@ -34,8 +36,29 @@ function timeOnce(node: string, entry: string): number {
   return performance.now() - started;
 }
 
+/** The third-party packages esbuild put into the ES module build, from its metafile. */
+function bundledPackages(): string[] {
+  const metafile = resolve(root, 'dist/metafile-esm.json');
+  if (!existsSync(metafile)) throw new Error('no dist/metafile-esm.json: build first (npm run build)');
+  const { inputs } = JSON.parse(readFileSync(metafile, 'utf8')) as { inputs: Record<string, unknown> };
+  const names = new Set<string>();
+  for (const input of Object.keys(inputs)) {
+    const at = input.lastIndexOf('node_modules/');
+    if (at < 0) continue;
+    const [scope = '', name = ''] = input.slice(at + 'node_modules/'.length).split('/');
+    names.add(scope.startsWith('@') ? `${scope}/${name}` : scope);
+  }
+  return [...names];
+}
+
 export async function imports(): Promise<void> {
   if (!existsSync(entries['partner-s2s-sdk'])) throw new Error('build first: npm run build');
+  const bundled = bundledPackages();
+  console.log(
+    bundled.length === 0
+      ? '\nES module build: every dependency imported from node_modules'
+      : `\nES module build bundles ${bundled.join(', ')}: not measured as partners install it`,
+  );
   for (const [label, node] of nodes()) {
     const samples: Record<string, number[]> = Object.fromEntries(
       Object.keys(entries).map((name) => [name, []]),
@@ -53,9 +76,15 @@ export async function imports(): Promise<void> {
       [
         ['node -e 0', fixed(base, 1), '—', '—'],
         ['partner-s2s-sdk', fixed(base + sdk, 1), fixed(sdk, 1), fixed(sdk / openai)],
-        ['zod alone (a dependency of the SDK)', fixed(base + zod, 1), fixed(zod, 1), fixed(zod / openai)],
+        ['zod as a dependency (whole package)', fixed(base + zod, 1), fixed(zod, 1), fixed(zod / openai)],
         ['openai', fixed(base + openai, 1), fixed(openai, 1), '1.00'],
       ],
+    );
+    verdict(
+      `cold import × openai, ${label}`,
+      `${fixed(sdk / openai)}×${bundled.length === 0 ? '' : ` (with ${bundled.join(', ')} bundled)`}`,
+      '≤ 0.75×, every dependency from node_modules',
+      sdk / openai <= 0.75 && bundled.length === 0,
     );
   }
 }

@@ -1,4 +1,5 @@
 /** Shared by the benchmarks: interleaved rounds, medians and a plain table. */
+import { appendFileSync } from 'node:fs';
 
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -12,6 +13,14 @@ export interface Contender {
   run: () => Promise<number> | number;
 }
 
+/** A contender's batch: `count` calls one after the other. */
+export const sequentially =
+  (call: () => Promise<unknown>, count: number): Contender['run'] =>
+  async () => {
+    for (let i = 0; i < count; i++) await call();
+    return count;
+  };
+
 /**
  * Runs every contender once per round, rotating the order each round so that none always goes
  * first, and returns each one's median time per operation in microseconds.
@@ -21,18 +30,28 @@ export async function interleave(contenders: Contender[], rounds: number): Promi
   return new Map([...samples].map(([name, values]) => [name, median(values)]));
 }
 
-/** Like `interleave`, keeping every round's time per operation (µs) for paired comparisons. */
+/** Milliseconds of CPU time this process has used: for synchronous work, what it cost whoever else runs. */
+export const cpuClock = (): number => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
+/**
+ * Like `interleave`, keeping every round's time per operation (µs) for paired comparisons; on
+ * `clock` (ms), wall time unless told.
+ */
 export async function interleaveSamples(
   contenders: Contender[],
   rounds: number,
+  clock: () => number = () => performance.now(),
 ): Promise<Map<string, number[]>> {
   const samples = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
   for (let round = 0; round < rounds; round++) {
     for (let k = 0; k < contenders.length; k++) {
       const contender = contenders[(round + k) % contenders.length]!;
-      const started = performance.now();
+      const started = clock();
       const ops = await contender.run();
-      samples.get(contender.name)!.push(((performance.now() - started) * 1000) / ops);
+      samples.get(contender.name)!.push(((clock() - started) * 1000) / ops);
     }
   }
   return samples;
@@ -80,4 +99,28 @@ export function rateTable(
       fixed(us / baseline),
     ]),
   );
+}
+
+/** One of the issue's rows: a figure against its target, printed and kept for run.ts's summary. */
+export interface Verdict {
+  row: string;
+  figure: string;
+  target: string;
+  pass: boolean;
+}
+
+/**
+ * Prints a row's figure, its target and PASS or MISS; under `npm run bench` (which sets
+ * BENCH_VERDICTS to a file) also appends it there, so that the run ends with every row in one table.
+ */
+export function verdict(row: string, figure: string, target: string, pass: boolean): void {
+  const line: Verdict = { row, figure, target, pass };
+  console.log(`  → ${row}: ${figure} (target ${target}) ${pass ? 'PASS' : 'MISS'}`);
+  const file = process.env.BENCH_VERDICTS;
+  if (file) appendFileSync(file, `${JSON.stringify(line)}\n`);
+}
+
+/** `verdict` for a ratio with an upper bound. */
+export function ratioVerdict(row: string, ratio: number, atMost: number, digits = 2): void {
+  verdict(row, `${fixed(ratio, digits)}×`, `≤ ${fixed(atMost)}×`, ratio <= atMost);
 }

@@ -1,19 +1,27 @@
 /**
  * Per-call overhead: bridge.routes() with full validation against a local node:http server
  * (20 routes, the spec's full shape), next to raw fetch + res.json(), a bare ky + zod call of the
- * same request, and the openai SDK's generic GET — sequential and at 32 concurrent. `lists`: a list
- * page of 1 and of 100 transfers, the SDK's `transfers.list` against ky + zod with the same
- * transfer schema.
+ * same request (ky's cheapest options, the same checks), and the openai SDK's generic GET —
+ * sequential and at 32 in flight. `latency`: the same call against a service that answers after
+ * 5 ms, what a user sees. `lists`: a list page of 1 and of 100 transfers, the SDK's
+ * `transfers.list` against ky + zod with the same transfer checks.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import ky from 'ky';
 import OpenAI from 'openai';
-import { z } from 'zod';
 import { route, transfer } from '../fixtures/wire.js';
-import { bridgeSchemas } from '../src/schemas/bridge.js';
-import { record } from '../src/schemas/common.js';
-import { type Contender, fixed, interleaveSamples, median, pairedRatio, table } from './lib.js';
+import {
+  type Contender,
+  fixed,
+  interleaveSamples,
+  median,
+  pairedRatio,
+  ratioVerdict,
+  sequentially,
+  table,
+} from './lib.js';
+import { routesSchema, transferPageSchema } from './schemas.js';
 import { sdk } from './sdk.js';
 
 const routes = Array.from({ length: 20 }, (_, i) =>
@@ -43,14 +51,21 @@ function answer(url: string | undefined): string {
   return routesBody;
 }
 
-/** The local service both benchmarks call: the token, the routes and the list pages. */
-async function serve(): Promise<{ base: string; close: () => Promise<void> }> {
+/**
+ * The local service the benchmarks call: the token, the routes and the list pages; with
+ * `delayMs`, every answer but the token's comes that much later, as a real service's would.
+ */
+async function serve(delayMs = 0): Promise<{ base: string; close: () => Promise<void> }> {
   const server = createServer((req, res) => {
     const body = answer(req.url);
-    req.resume();
-    req.on('end', () => {
+    const send = () => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
+    };
+    req.resume();
+    req.on('end', () => {
+      if (delayMs > 0 && !req.url?.endsWith('/auth/token')) setTimeout(send, delayMs);
+      else send();
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -68,7 +83,7 @@ export async function overhead(): Promise<void> {
   const { base, close } = await serve();
   const url = `${base}/api/v1/s2s/bridge/routes`;
   const headers = { authorization: 'Bearer bench-token', accept: 'application/json' };
-  const schema = bridgeSchemas(false).routes;
+  const schema = routesSchema;
   const api = ky.create({ prefix: `${base}/api/v1/s2s`, retry: 0, timeout: false });
   const openai = new OpenAI({ apiKey: 'bench-token', baseURL: `${base}/api/v1/s2s`, maxRetries: 0 });
   const client = new sdk.PartnerClient({ baseUrl: base, clientId: 'bench', clientSecret: 'bench' });
@@ -82,12 +97,7 @@ export async function overhead(): Promise<void> {
   };
   for (const call of Object.values(calls)) for (let i = 0; i < 50; i++) await call();
 
-  const sequential =
-    (call: () => Promise<unknown>): Contender['run'] =>
-    async () => {
-      for (let i = 0; i < 200; i++) await call();
-      return 200;
-    };
+  const sequential = (call: () => Promise<unknown>) => sequentially(call, 200);
   const concurrent =
     (call: () => Promise<unknown>): Contender['run'] =>
     async () => {
@@ -118,9 +128,55 @@ export async function overhead(): Promise<void> {
         fixed(pairedRatio(values, kyZod)),
       ]),
     );
+    ratioVerdict(
+      `per call × bare ky + zod, ${label === 'sequential' ? 'sequential' : '32 in flight'}`,
+      pairedRatio(samples.get('partner-s2s-sdk')!, kyZod),
+      1.25,
+    );
   }
   await close();
-  await withoutNetwork(schema);
+  await withoutNetwork();
+}
+
+/**
+ * The same call against a service that answers after 5 ms, one call at a time: what a user waits
+ * for. (At 32 in flight the 5 ms hide behind the CPU time of 32 calls, and the ratio is the one
+ * above.)
+ */
+export async function latency(): Promise<void> {
+  const DELAY_MS = 5;
+  const { base, close } = await serve(DELAY_MS);
+  const headers = { authorization: 'Bearer bench-token', accept: 'application/json' };
+  const api = ky.create({ prefix: `${base}/api/v1/s2s`, retry: 0, timeout: false });
+  const client = new sdk.PartnerClient({ baseUrl: base, clientId: 'bench', clientSecret: 'bench' });
+  const calls: Record<string, () => Promise<unknown>> = {
+    'ky + zod': async () => routesSchema.parse(await api.get('bridge/routes', { headers }).json()),
+    'partner-s2s-sdk': () => client.bridge.routes(),
+  };
+  for (const call of Object.values(calls)) for (let i = 0; i < 20; i++) await call();
+  const N = 40;
+  const ROUNDS = 21;
+  const samples = await interleaveSamples(
+    Object.entries(calls).map(([name, call]) => ({ name, run: sequentially(call, N) })),
+    ROUNDS,
+  );
+  const kyZod = samples.get('ky + zod')!;
+  table(
+    `Per call against a service answering after ${DELAY_MS} ms, sequential, ${N} calls per round (${ROUNDS} interleaved rounds; ratios are medians of per-round ratios)`,
+    ['client', 'median µs/call', '× ky + zod'],
+    [...samples].map(([name, values]) => [
+      name,
+      fixed(median(values), 1),
+      fixed(pairedRatio(values, kyZod), 3),
+    ]),
+  );
+  ratioVerdict(
+    `per call × bare ky + zod, service answering after ${DELAY_MS} ms`,
+    pairedRatio(samples.get('partner-s2s-sdk')!, kyZod),
+    1.02,
+    3,
+  );
+  await close();
 }
 
 /**
@@ -132,10 +188,7 @@ export async function lists(): Promise<void> {
   const { base, close } = await serve();
   const api = ky.create({ prefix: `${base}/api/v1/s2s`, retry: 0, timeout: false });
   const client = new sdk.PartnerClient({ baseUrl: base, clientId: 'bench', clientSecret: 'bench' });
-  const page = record(false, {
-    data: z.array(bridgeSchemas(false).transfer),
-    nextCursor: z.string().nullable(),
-  });
+  const page = transferPageSchema;
   const headers = { authorization: 'Bearer bench-token', accept: 'application/json' };
   const rows: (string | number)[][] = [];
   const perPage = new Map<number, Map<string, number>>();
@@ -152,13 +205,7 @@ export async function lists(): Promise<void> {
     }
     const repeat = count === 1 ? 200 : 40;
     const samples = await interleaveSamples(
-      Object.entries(calls).map(([name, call]) => ({
-        name,
-        run: async () => {
-          for (let i = 0; i < repeat; i++) await call();
-          return repeat;
-        },
-      })),
+      Object.entries(calls).map(([name, call]) => ({ name, run: sequentially(call, repeat) })),
       15,
     );
     const kyZod = samples.get('ky + zod')!;
@@ -190,7 +237,8 @@ export async function lists(): Promise<void> {
  * The same calls against an in-memory fetch, so that the cost of each layer shows without the
  * network's noise: a bare Response, ky on top of it, zod on top of that, and the SDK.
  */
-async function withoutNetwork(schema: ReturnType<typeof bridgeSchemas>['routes']): Promise<void> {
+async function withoutNetwork(): Promise<void> {
+  const schema = routesSchema;
   const body = new TextEncoder().encode(routesBody);
   const memoryFetch = async (input: Request | URL | string) => {
     const path = typeof input === 'string' ? input : input instanceof URL ? input.pathname : input.url;
@@ -216,13 +264,7 @@ async function withoutNetwork(schema: ReturnType<typeof bridgeSchemas>['routes']
   };
   for (const call of Object.values(calls)) for (let i = 0; i < 200; i++) await call();
   const samples = await interleaveSamples(
-    Object.entries(calls).map(([name, call]) => ({
-      name,
-      run: async () => {
-        for (let i = 0; i < 300; i++) await call();
-        return 300;
-      },
-    })),
+    Object.entries(calls).map(([name, call]) => ({ name, run: sequentially(call, 300) })),
     15,
   );
   const kyZod = samples.get('ky + zod')!;
