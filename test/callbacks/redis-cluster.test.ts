@@ -3,7 +3,11 @@ import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { route, transfer } from '../../fixtures/wire.js';
 import { createCallbackRouter, type TransferStatus } from '../../src/index.js';
-import { createRedisCallbackStore, createRedisTokenStore, type RedisClientLike } from '../../src/redis/index.js';
+import {
+  createRedisCallbackStore,
+  createRedisTokenStore,
+  type RedisClientLike,
+} from '../../src/redis/index.js';
 import { deliverToFleet } from '../helpers/callback-fleet.js';
 import { json, makeClient, mockService } from '../helpers/mock-fetch.js';
 import { REDIS_MISSING, REDIS_SERVER, type RedisServer, startRedis } from '../helpers/redis-server.js';

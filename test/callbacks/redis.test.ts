@@ -2,7 +2,12 @@ import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { transfer } from '../../fixtures/wire.js';
-import { ArgumentError, createCallbackRouter, type StoredToken, type TransferStatus } from '../../src/index.js';
+import {
+  ArgumentError,
+  createCallbackRouter,
+  type StoredToken,
+  type TransferStatus,
+} from '../../src/index.js';
 import {
   createRedisCallbackStore,
   createRedisTokenStore,

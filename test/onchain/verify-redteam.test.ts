@@ -6,7 +6,12 @@
 
 import { describe, expect, it } from 'vitest';
 import { route, wethRoute } from '../../fixtures/wire.js';
-import { ArgumentError, BatchVerificationError, type BridgeRoute, verifyBridgeBatch } from '../../src/index.js';
+import {
+  ArgumentError,
+  BatchVerificationError,
+  type BridgeRoute,
+  verifyBridgeBatch,
+} from '../../src/index.js';
 import {
   ATTACKER,
   addressWord,
