@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, normalize, relative } from 'node:path';
@@ -302,5 +303,18 @@ describe('architecture: the folders are the layers (ARCHITECTURE.md)', () => {
       ),
     );
     expect(intoRouter).toEqual([]);
+  });
+});
+
+describe('architecture: no circle and files of one sitting', () => {
+  it('no import circle anywhere in src/ (type-only imports included)', () => {
+    const files = sourceFiles('src').map((path) => path.split('\\').join('/'));
+    expect(circles(files).map((circle) => circle.join(' → '))).toEqual([]);
+  });
+
+  it('no hand-written src file over 450 lines and no function over 100 (scripts/check-size.mjs)', () => {
+    const run = spawnSync(process.execPath, ['scripts/check-size.mjs', 'src'], { encoding: 'utf8' });
+    expect(run.stdout + run.stderr).toContain('within the size limits');
+    expect(run.status).toBe(0);
   });
 });

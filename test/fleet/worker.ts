@@ -1,5 +1,5 @@
 /**
- * One process of a fleet, forked by test/fleet.test.ts with IPC. `tokens` mode makes API calls
+ * One process of a fleet, forked by test/callbacks/fleet.test.ts with IPC. `tokens` mode makes API calls
  * through a shared Redis token store; `callbacks` mode serves nodeHandler with the Redis callback
  * store and reports every state its listener handled.
  */
