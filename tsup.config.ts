@@ -1,31 +1,27 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
 
 /**
- * The runtime packages p-retry, eventemitter3 and viem are `dependencies` and stay external:
- * `npm ls` and `npm audit` see them, and a partner who already has one shares its copy. tsup
- * keeps external what `dependencies` and `peerDependencies` list and bundles anything else a
- * source file imports, so a package that ends up bundled is found in esbuild's metafiles, given
- * its licence notice here, and named by `npm run check:package`.
- *
- * zod is a devDependency, so it is bundled: zod 4.6 imports its 64 locale modules from every entry
- * point, which cost the SDK's import more than all of its own code (bench/README, "Cold import").
- * The sources import it as a namespace (`import * as z`), which lets esbuild keep only what they
- * use (zod marks itself free of side effects), English messages included, locales left out.
+ * Every runtime package is a `dependency` that the ES module build imports from `node_modules`,
+ * so `npm ls` and `npm audit` see it and a partner who has it shares its copy. The CommonJS build
+ * inlines only the packages that ship no CommonJS (`CJS_INLINED`): a test runner with a CommonJS
+ * loader of its own (Jest) cannot `require` an ES module, nor run an `import()` without a flag, so
+ * that build has no `import()` either (the sucrase pass below turns each into a `require`).
+ * `npm run check:package` holds the build to this.
  */
-const metafiles = ['dist/metafile-esm.json', 'dist/metafile-cjs.json'];
+const CJS_INLINED = ['ky', 'p-retry'];
 
-/** The packages whose code esbuild put into the build, from the inputs of its metafiles. */
+/** The packages esbuild put into the CommonJS build, from the inputs of its metafile. */
 function bundledPackages(): string[] {
+  const { inputs } = JSON.parse(readFileSync('dist/metafile-cjs.json', 'utf8')) as {
+    inputs: Record<string, unknown>;
+  };
   const names = new Set<string>();
-  for (const file of metafiles) {
-    const { inputs } = JSON.parse(readFileSync(file, 'utf8')) as { inputs: Record<string, unknown> };
-    for (const input of Object.keys(inputs)) {
-      const at = input.lastIndexOf('node_modules/');
-      if (at < 0) continue;
-      const [scope = '', name = ''] = input.slice(at + 'node_modules/'.length).split('/');
-      names.add(scope.startsWith('@') ? `${scope}/${name}` : scope);
-    }
+  for (const input of Object.keys(inputs)) {
+    const at = input.lastIndexOf('node_modules/');
+    if (at < 0) continue;
+    const [scope = '', name = ''] = input.slice(at + 'node_modules/'.length).split('/');
+    names.add(scope.startsWith('@') ? `${scope}/${name}` : scope);
   }
   return [...names].sort();
 }
@@ -38,42 +34,71 @@ function licenseOf(name: string): string {
   throw new Error(`no licence file for bundled package ${name}`);
 }
 
+/** The licence notice of what the CommonJS build inlines, shipped beside it. */
+function writeNotices(): void {
+  const notices = bundledPackages().map((name) => {
+    const { version } = JSON.parse(readFileSync(`node_modules/${name}/package.json`, 'utf8')) as {
+      version: string;
+    };
+    return `## ${name}@${version}\n\n${licenseOf(name)}\n`;
+  });
+  const file = 'dist/THIRD_PARTY_LICENSES.md';
+  if (notices.length > 0)
+    writeFileSync(
+      file,
+      `# Third-party code inlined in the CommonJS build (dist/**/*.cjs)\n\n${notices.join('\n')}`,
+    );
+  else rmSync(file, { force: true });
+}
+
 const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
 
-export default defineConfig({
+// The three builds below run at once, so none of them may clean dist/ of the others' output.
+rmSync('dist', { recursive: true, force: true });
+
+const entry = {
+  index: 'src/index.ts',
+  'testing/index': 'src/testing/index.ts',
+  'redis/index': 'src/redis/index.ts',
+};
+
+const shared: Options = {
   // The User-Agent names the release: package.json's version, written in at build time.
   define: { __SDK_VERSION__: JSON.stringify(version) },
-  // The CLI is an entry of its own so that it shares chunks with the SDK it runs (one copy of the code).
-  entry: {
-    index: 'src/index.ts',
-    'testing/index': 'src/testing/index.ts',
-    'redis/index': 'src/redis/index.ts',
-    'cli/bin': 'src/cli/bin.ts',
-  },
-  format: ['esm', 'cjs'],
   target: 'node22',
   platform: 'node',
-  dts: { compilerOptions: { ignoreDeprecations: '6.0' } },
   // No source maps: they were 40% of the package, and pointed at sources it does not ship. The
   // build is not minified, and a chunk made of several source files marks where each begins.
   sourcemap: false,
-  clean: true,
+  clean: false,
   splitting: true,
-  treeshake: true,
   metafile: true,
-  // The CommonJS build has no import.meta; core/emitter.ts needs only a file to require from.
-  esbuildOptions(options, { format }) {
-    if (format === 'cjs') options.define = { ...options.define, 'import.meta.url': '__filename' };
+  dts: false,
+};
+
+export default defineConfig([
+  {
+    ...shared,
+    format: 'esm',
+    // The CLI is an entry of its own so that it shares chunks with the SDK it runs (one copy of
+    // the code); `bin` points at the ES module, so it has no CommonJS twin.
+    entry: { ...entry, 'cli/bin': 'src/cli/bin.ts' },
+    treeshake: true,
   },
-  async onSuccess() {
-    const notices = bundledPackages().map((name) => {
-      const { version } = JSON.parse(readFileSync(`node_modules/${name}/package.json`, 'utf8')) as {
-        version: string;
-      };
-      return `## ${name}@${version}\n\n${licenseOf(name)}\n`;
-    });
-    const file = 'dist/THIRD_PARTY_LICENSES.md';
-    if (notices.length > 0) writeFileSync(file, `# Bundled third-party code\n\n${notices.join('\n')}`);
-    else rmSync(file, { force: true });
+  {
+    ...shared,
+    format: 'cjs',
+    entry,
+    noExternal: CJS_INLINED,
+    // Without rollup's pass, tsup turns esbuild's split ES modules into CommonJS with sucrase,
+    // which makes every `import()` a `require` (rollup would keep them).
+    treeshake: false,
+    onSuccess: async () => writeNotices(),
   },
-});
+  {
+    ...shared,
+    format: ['esm', 'cjs'],
+    entry,
+    dts: { only: true, compilerOptions: { ignoreDeprecations: '6.0' } },
+  },
+]);

@@ -1,12 +1,19 @@
 // What the built package pulls in and weighs, from esbuild's metafiles (written by `npm run build`)
-// and `npm pack`. Fails when the build imports a package that package.json does not declare (it
-// would be missing from a partner's install) or bundles third-party code without its licence notice;
-// prints each entry's size (the files its import loads at once, and those it loads on first use)
-// and the packed size, the figures bench/README quotes.
+// and `npm pack`. Fails when the ES module build bundles any third-party code (every dependency is
+// imported from node_modules), when the CommonJS build bundles a package that ships CommonJS of its
+// own or contains an `import()` (Jest runs neither without a flag), when bundled code has no licence
+// notice, when the build imports a package that package.json does not declare (it would be missing
+// from a partner's install), or when the packed tarball exceeds its budget; prints each entry's size
+// (the files its import loads at once, and those it loads on first use) and the packed size, the
+// figures bench/README quotes.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+
+/** The packed tarball's budget, in bytes. */
+const MAX_PACKED_BYTES = 400_000;
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
 const declared = new Set([
@@ -25,24 +32,18 @@ const formats = {
   CJS: JSON.parse(readFileSync('dist/metafile-cjs.json', 'utf8')),
 };
 
-const bundled = new Set();
+/** Whether a package has a CommonJS entry: a `require` condition, or no `"type": "module"`. */
+function shipsCommonJs(name) {
+  const manifest = JSON.parse(readFileSync(`node_modules/${name}/package.json`, 'utf8'));
+  return manifest.type !== 'module' || JSON.stringify(manifest.exports ?? {}).includes('"require"');
+}
+
+const bundled = { ESM: new Set(), CJS: new Set() };
 for (const [format, { inputs, outputs }] of Object.entries(formats)) {
   for (const input of Object.keys(inputs)) {
     const at = input.lastIndexOf('node_modules/');
-    if (at >= 0) bundled.add(packageOf(input.slice(at + 'node_modules/'.length)));
+    if (at >= 0) bundled[format].add(packageOf(input.slice(at + 'node_modules/'.length)));
   }
-  // zod is bundled for its import cost, most of which is its locales: one that comes back (from
-  // `import { z }` instead of `import * as z`, say) brings all 64 and 550 kB with it. The inputs
-  // above list what esbuild read; what the outputs hold is what tree shaking kept.
-  const kept = new Set();
-  for (const output of Object.values(outputs)) {
-    for (const [input, { bytesInOutput }] of Object.entries(output.inputs ?? {}))
-      if (bytesInOutput > 0 && /node_modules\/zod\/.*\/locales\/(?!en\.js$)/.test(input)) kept.add(input);
-  }
-  if (kept.size > 0)
-    failures.push(
-      `${format} build bundles ${kept.size} zod locale modules besides English, e.g. ${[...kept][0]}`,
-    );
   for (const [file, output] of Object.entries(outputs)) {
     for (const { path, external } of output.imports) {
       if (!external || path.startsWith('node:') || builtins.has(path)) continue;
@@ -51,18 +52,43 @@ for (const [format, { inputs, outputs }] of Object.entries(formats)) {
     }
   }
 }
+for (const name of bundled.ESM)
+  failures.push(`the ESM build bundles ${name}: import it from node_modules (tsup external) instead`);
+for (const name of bundled.CJS) {
+  if (shipsCommonJs(name))
+    failures.push(
+      `the CJS build bundles ${name}, which ships CommonJS: require it from node_modules instead`,
+    );
+}
+
+/** Every file under `dir` whose name ends with `suffix`. */
+function filesUnder(dir, suffix) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return filesUnder(path, suffix);
+    return entry.name.endsWith(suffix) ? [path] : [];
+  });
+}
+for (const file of filesUnder('dist', '.cjs')) {
+  const text = readFileSync(file, 'utf8');
+  const at = text.search(/\bimport\s*\(/);
+  if (at >= 0) {
+    const line = text.slice(0, at).split('\n').length;
+    failures.push(`${file}:${line} has an import(), which Jest refuses in CommonJS without a flag`);
+  }
+}
+
 const notices = existsSync('dist/THIRD_PARTY_LICENSES.md')
   ? readFileSync('dist/THIRD_PARTY_LICENSES.md', 'utf8')
   : '';
-for (const name of bundled) {
+for (const name of new Set([...bundled.ESM, ...bundled.CJS])) {
   if (!notices.includes(`## ${name}@`))
     failures.push(`${name} is bundled but has no notice in dist/THIRD_PARTY_LICENSES.md`);
 }
-console.log(
-  bundled.size === 0
-    ? 'bundled third-party packages: none'
-    : `bundled third-party packages: ${[...bundled].join(', ')}`,
-);
+for (const format of ['ESM', 'CJS']) {
+  const names = [...bundled[format]];
+  console.log(`bundled third-party packages (${format}): ${names.length === 0 ? 'none' : names.join(', ')}`);
+}
 
 /** The chunks an entry loads: at once (static imports), and later (dynamic imports, transitively). */
 function closure(outputs, entry) {
@@ -124,6 +150,8 @@ console.log(
 for (const file of packed.files) {
   if (file.path.includes('metafile')) failures.push(`${file.path} is in the package`);
 }
+if (packed.size > MAX_PACKED_BYTES)
+  failures.push(`the packed tarball is ${packed.size} bytes, over its budget of ${MAX_PACKED_BYTES}`);
 
 for (const failure of failures) console.error(failure);
 process.exit(failures.length > 0 ? 1 : 0);

@@ -36,10 +36,16 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
 /** The files the CLI may import outside its folder: the package's public entries. */
 const PUBLIC_ENTRIES = new Set(['src/index.ts', 'src/testing/index.ts']);
 
-/** The one runtime package import onchain/ makes: viem, loaded lazily on first verify or sign. */
+/**
+ * The runtime packages onchain/ imports, none of which does I/O: viem, loaded lazily on first
+ * verify or sign, and keccak-256 from @noble/hashes (viem's own), which the synchronous verifier
+ * needs at once.
+ */
 const ONCHAIN_PACKAGE_EXCEPTIONS = new Set([
   'src/onchain/viem.ts → viem',
   'src/onchain/viem.ts → viem/utils',
+  'src/onchain/keccak.ts → @noble/hashes/sha3',
+  'src/onchain/keccak.ts → @noble/hashes/utils',
 ]);
 
 /**

@@ -143,14 +143,21 @@ declare module '@opentelemetry/exporter-trace-otlp-http' {
 }
 `;
 
-/** The lowest version a `>=x.y.z` range admits, as [major, minor, patch]. */
-function floor(range: string): number[] {
-  const match = /^>=\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?$/.exec(range.trim());
-  if (!match) throw new Error(`not a >= range: ${range}`);
-  return [Number(match[1]), Number(match[2] ?? 0), Number(match[3] ?? 0)];
-}
 const atLeast = (a: number[], b: number[]) =>
   a[0]! !== b[0]! ? a[0]! > b[0]! : a[1]! !== b[1]! ? a[1]! > b[1]! : a[2]! >= b[2]!;
+
+/**
+ * The lowest version a range admits, as [major, minor, patch]: `>=x.y.z` or `^x.y.z`, or the
+ * lowest of several joined by `||` (`@noble/hashes` says `^14.21.3 || >=16`).
+ */
+function floor(range: string): number[] {
+  const floors = range.split('||').map((part) => {
+    const match = /^(?:>=|\^)\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?$/.exec(part.trim());
+    if (!match) throw new Error(`not a >= or ^ range: ${range}`);
+    return [Number(match[1]), Number(match[2] ?? 0), Number(match[3] ?? 0)];
+  });
+  return floors.reduce((lowest, next) => (atLeast(next, lowest) ? lowest : next));
+}
 
 describe('the supported Node.js versions', () => {
   const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {

@@ -218,13 +218,21 @@ const EIP7702_MARKER = /^7702(0{36})?$/;
 export function isEip7702Marker(initCode: string): boolean {
   return initCode === '7702' || initCode === `7702${'0'.repeat(36)}`;
 }
-const TYPE_HASH = keccak256Text(
-  'PackedUserOperation(address sender,uint256 nonce,bytes initCode,bytes callData,bytes32 accountGasLimits,uint256 preVerificationGas,bytes32 gasFees,bytes paymasterAndData)',
-);
-const DOMAIN_PREFIX =
-  keccak256Text('EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)') +
-  keccak256Text('ERC4337') +
-  keccak256Text('1');
+/** The EIP-712 type hash and domain prefix of v0.8, hashed on first use: importing hashes nothing. */
+let eip712: { typeHash: string; domainPrefix: string } | undefined;
+
+function eip712Constants(): { typeHash: string; domainPrefix: string } {
+  eip712 ??= {
+    typeHash: keccak256Text(
+      'PackedUserOperation(address sender,uint256 nonce,bytes initCode,bytes callData,bytes32 accountGasLimits,uint256 preVerificationGas,bytes32 gasFees,bytes paymasterAndData)',
+    ),
+    domainPrefix:
+      keccak256Text('EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)') +
+      keccak256Text('ERC4337') +
+      keccak256Text('1'),
+  };
+  return eip712;
+}
 
 /**
  * The user-operation hash the EntryPoint computes: v0.7 keccak of the packed fields with entry point
@@ -260,6 +268,7 @@ export function userOperationHash(
   if (context.version === '0.7') {
     return `0x${keccak256Hex(keccak256Hex(fields) + addressWord(context.entryPoint) + chainId)}`;
   }
-  const domainSeparator = keccak256Hex(DOMAIN_PREFIX + chainId + addressWord(context.entryPoint));
-  return `0x${keccak256Hex(`1901${domainSeparator}${keccak256Hex(TYPE_HASH + fields)}`)}`;
+  const { typeHash, domainPrefix } = eip712Constants();
+  const domainSeparator = keccak256Hex(domainPrefix + chainId + addressWord(context.entryPoint));
+  return `0x${keccak256Hex(`1901${domainSeparator}${keccak256Hex(typeHash + fields)}`)}`;
 }
