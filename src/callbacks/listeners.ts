@@ -1,6 +1,7 @@
 import { EventEmitter } from '../core/emitter.js';
 import { PREFIX } from '../core/logger.js';
 import { CallbackTimeoutError, type CallbackTimeoutStage } from '../errors/callback-errors.js';
+import { Deadline } from '../http/abort.js';
 import type { CallbackRouterEvents } from './events.js';
 import type { RejectedDelivery } from './outcomes.js';
 
@@ -207,26 +208,16 @@ export class Listeners {
     ms = this.#timeoutMs,
   ): Promise<T> {
     const run: Run = { live: true };
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
+    const deadline = new Deadline(ms, undefined, {
+      timedOut: () => {
         run.live = false;
         const error = new CallbackTimeoutError({ stage, timeoutMs: this.#timeoutMs, transferId, kind });
         this.error(error);
-        reject(error);
-      }, ms);
-      Promise.resolve()
-        .then(() => work(run))
-        .then(
-          (value) => {
-            clearTimeout(timer);
-            resolve(value);
-          },
-          (error: unknown) => {
-            clearTimeout(timer);
-            reject(error);
-          },
-        );
+        return error;
+      },
+      aborted: () => undefined, // no signal: a delivery is bounded by time alone
     });
+    return deadline.race(Promise.resolve().then(() => work(run))).finally(() => deadline.clear());
   }
 
   /** Tells the `rejected` listeners of a refused delivery; a check that threw is a failure too. */
