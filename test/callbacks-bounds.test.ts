@@ -165,34 +165,42 @@ describe('listeners, authenticate and the store are bounded by listenerTimeoutMs
   });
 });
 
+/**
+ * Posts a delivery of declared length one byte every 500 ms, never the last one, and resolves with
+ * the status of the answer.
+ */
+function dripDelivery(url: URL): Promise<number> {
+  const body = JSON.stringify(at('delivered'));
+  return new Promise<number>((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { 'content-length': body.length },
+      },
+      (res) => {
+        clearInterval(drip);
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', reject);
+    let sent = 0;
+    const drip = setInterval(() => {
+      if (sent < body.length - 1) req.write(body[sent++]!);
+    }, 500);
+  });
+}
+
 describe('bodyTimeoutMs', () => {
   it('nodeHandler cuts a body that drips a byte every 500 ms, even with requestTimeout: 0', async () => {
     const router = createCallbackRouter({ authenticate: 'none', bodyTimeoutMs: 1_000 });
     const seen: BridgeTransfer[] = [];
     router.on('transfer', (t) => void seen.push(t));
     const url = new URL(await serve(router.nodeHandler, 0));
-    const body = JSON.stringify(at('delivered'));
-    const status = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest(
-        {
-          host: url.hostname,
-          port: url.port,
-          path: url.pathname,
-          method: 'POST',
-          headers: { 'content-length': body.length },
-        },
-        (res) => {
-          clearInterval(drip);
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        },
-      );
-      req.on('error', reject);
-      let sent = 0;
-      const drip = setInterval(() => {
-        if (sent < body.length - 1) req.write(body[sent++]!);
-      }, 500);
-    });
+    const status = await dripDelivery(url);
     expect(status).toBe(408);
     expect(seen).toEqual([]);
   });
@@ -220,28 +228,7 @@ describe('bodyTimeoutMs', () => {
     const seen: BridgeTransfer[] = [];
     router.on('transfer', (t) => void seen.push(t));
     const url = new URL(await serve(getRequestListener(router.fetchHandler), 0));
-    const body = JSON.stringify(at('delivered'));
-    const status = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest(
-        {
-          host: url.hostname,
-          port: url.port,
-          path: url.pathname,
-          method: 'POST',
-          headers: { 'content-length': body.length },
-        },
-        (res) => {
-          clearInterval(drip);
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        },
-      );
-      req.on('error', reject);
-      let sent = 0;
-      const drip = setInterval(() => {
-        if (sent < body.length - 1) req.write(body[sent++]!);
-      }, 500);
-    });
+    const status = await dripDelivery(url);
     expect(status).toBe(408);
     expect(seen).toEqual([]);
   });
