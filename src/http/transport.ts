@@ -70,6 +70,9 @@ export interface TransportConfig {
   wrapHook?: (hook: RequestHook) => RequestHook;
 }
 
+/** No fetch options: one object for every call without any. */
+const NONE: Readonly<Record<string, unknown>> = Object.freeze({});
+
 /** Names of headers whose values are credentials: an API key, a proxy's Basic, a cookie. */
 const CREDENTIAL_HEADER = /auth|token|secret|cookie|passw|api-?key|session|credential|signature/i;
 /** Shorter values are not masked: a `1` would be masked in every number of a message. */
@@ -256,7 +259,10 @@ export class Transport {
         context: { token: request.token, userAgent: request.headers['user-agent'] !== null },
         fetch: fetchAdapter({
           fetch,
-          fetchOptions: { ...fetchOptions, ...options?.fetchOptions },
+          // Merged only when the call brings its own: the adapter of each call in flight holds it.
+          fetchOptions: options?.fetchOptions
+            ? { ...fetchOptions, ...options.fetchOptions }
+            : (fetchOptions ?? NONE),
           body: request.body,
           deadline,
           broken,
