@@ -1,7 +1,7 @@
 import { readArgs } from '../core/args.js';
 import { CallbackParseError } from '../errors/bridge-errors.js';
 import { CallbackBusyError, CallbackListenerError, CallbackTimeoutError } from '../errors/callback-errors.js';
-import { type BodyErrors, type BodyLimits, decodeText, readBytes } from '../http/body.js';
+import { type BodyErrors, type BodyLimits, readRequestText } from '../http/body.js';
 import type { CallbackDispatcher, CallbackRequest, DispatchOutcome, RejectedDelivery } from './outcomes.js';
 
 /**
@@ -163,10 +163,7 @@ function webDelivery(request: Request, withHeaders: boolean): Delivery {
   return {
     method,
     declaredBytes: Number(headers.get('content-length') ?? Number.NaN),
-    read: async (limits, errors) => {
-      const bytes = await readBytes(request, limits, errors);
-      return bytes === undefined ? undefined : decodeText(bytes);
-    },
+    read: (limits, errors) => readRequestText(request, limits, errors),
     describe: (body) => ({ method, url, headers, body, remoteAddress: undefined, raw: request }),
   };
 }

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { readArgs } from '../core/args.js';
-import { type BodyErrors, type BodyLimits, decodeText, readNodeBytes } from '../http/body.js';
+import { type BodyErrors, type BodyLimits, decodeText, readNodeBytes, withinBytes } from '../http/body.js';
 import { type Answer, type Delivery, type DeliveryHandler, internalError } from './handler.js';
 
 /** A node:http request, with the body Express's `raw()`, `text()` or `json()` may have read already. */
@@ -94,8 +94,6 @@ function nodeDelivery(req: NodeRequest, withHeaders: boolean): Delivery {
   };
 }
 
-const encoder = new TextEncoder();
-
 async function readNodeText(
   req: NodeRequest,
   limits: BodyLimits,
@@ -116,7 +114,7 @@ async function readNodeText(
         : given instanceof Uint8Array
           ? decodeText(given)
           : JSON.stringify(given);
-    return encoder.encode(text).byteLength > limits.maxBytes ? undefined : text;
+    return withinBytes(text, limits.maxBytes) ? text : undefined;
   }
   // node:http calls the handler at the end of the headers and parses the rest of what arrived
   // after it: by the end of this turn of the event loop, a body that came with its headers is

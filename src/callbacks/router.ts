@@ -122,7 +122,18 @@ export class CallbackRouter implements CallbackDispatcher {
    * @example
    * app.post('/callbacks', async (c) => c.json(await router.dispatch(await c.req.json())));
    */
-  async dispatch(body: unknown): Promise<DispatchOutcome> {
+  dispatch(body: unknown): Promise<DispatchOutcome> {
+    // Not an async function: the handler awaits the returned promise itself, and an async wrapper
+    // around it would cost each delivery further turns of the microtask queue.
+    try {
+      return this.#route(body);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** `dispatch`, throwing a parse error at once. */
+  #route(body: unknown): Promise<DispatchOutcome> {
     const parsed: ParsedCallback = parseBridgeCallback(body, { strict: this.#strict });
     if (parsed.kind === 'unknown') return this.#dispatchUnknown(parsed.body);
     const { transfer } = parsed;

@@ -23,10 +23,8 @@ export interface WithResponse<T> {
   requestId: string | undefined;
 }
 
-interface Reported {
-  response: Response | undefined;
-  requestId: string | undefined;
-}
+/** What the base promise resolves with at once: one function for every call, not one each. */
+const resolveAtOnce = (resolve: (value: never) => void) => resolve(undefined as never);
 
 /**
  * What every data method returns: a `Promise` of the parsed data, plus `.withResponse()` for the
@@ -37,35 +35,38 @@ interface Reported {
  * console.log(response.status, requestId);
  */
 export class ApiPromise<T> extends Promise<T> {
-  readonly #result: Promise<{ data: T; reported: Reported }>;
-  #data: Promise<T> | undefined;
+  /**
+   * The call itself; every way to read this promise goes through it. Its answers are reported to
+   * the two fields below before it settles: no further object or promise per call in flight.
+   */
+  readonly #started: Promise<T>;
+  #response: Response | undefined;
+  #requestId: string | undefined;
 
   /**
    * Starts `run` at once. `run` gets the sink to put in the options of the requests it makes;
    * `parent` is the sink of the call this one runs inside of, which is told of the answers too.
    */
   constructor(run: (sink: ResponseSink) => Promise<T>, parent?: ResponseSink) {
-    // The base promise is never observed: every way to read this one goes through `#result`.
-    super((resolve) => resolve(undefined as T));
+    // The base promise is never observed: every way to read this one goes through `#started`.
+    super(resolveAtOnce);
     if (typeof run !== 'function' || (parent !== undefined && typeof parent !== 'function')) {
       throw new ArgumentError({
         where: 'ApiPromise',
         issues: [{ path: typeof run !== 'function' ? 'run' : 'parent', message: 'must be a function' }],
       });
     }
-    const reported: Reported = { response: undefined, requestId: undefined };
-    const sink: ResponseSink = (response, requestId) => {
-      reported.response = response;
-      reported.requestId = requestId;
-      parent?.(response, requestId);
-    };
     let started: Promise<T>;
     try {
-      started = run(sink);
+      started = run((response, requestId) => {
+        this.#response = response;
+        this.#requestId = requestId;
+        parent?.(response, requestId);
+      });
     } catch (error) {
       started = Promise.reject(error);
     }
-    this.#result = started.then((data) => ({ data, reported }));
+    this.#started = started;
   }
 
   // `then` of a Promise subclass builds results through `this.constructor`: plain promises here.
@@ -88,11 +89,6 @@ export class ApiPromise<T> extends Promise<T> {
     }
   }
 
-  #value(): Promise<T> {
-    this.#data ??= this.#result.then(({ data }) => data);
-    return this.#data;
-  }
-
   /**
    * The data together with the HTTP answer and its request id.
    *
@@ -100,10 +96,10 @@ export class ApiPromise<T> extends Promise<T> {
    * const { data, response, requestId } = await client.bridge.transfers.get({ userId, transferId }).withResponse();
    */
   withResponse(): Promise<WithResponse<T>> {
-    return this.#result.then(({ data, reported }) => ({
+    return this.#started.then((data) => ({
       data,
-      response: reported.response as Response,
-      requestId: reported.requestId,
+      response: this.#response as Response,
+      requestId: this.#requestId,
     }));
   }
 
@@ -112,14 +108,14 @@ export class ApiPromise<T> extends Promise<T> {
     onfulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null,
     onrejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
   ): Promise<R1 | R2> {
-    return this.#value().then(onfulfilled, onrejected);
+    return this.#started.then(onfulfilled, onrejected);
   }
 
   override catch<R = never>(onrejected?: ((reason: unknown) => R | PromiseLike<R>) | null): Promise<T | R> {
-    return this.#value().catch(onrejected);
+    return this.#started.catch(onrejected);
   }
 
   override finally(onfinally?: (() => void) | null): Promise<T> {
-    return this.#value().finally(onfinally);
+    return this.#started.finally(onfinally);
   }
 }

@@ -143,6 +143,98 @@ export async function readBytes(
   }
 }
 
+/** Digits only: a content-length as an HTTP message carries it, nothing `Number` would bend. */
+const LENGTH = /^\d{1,15}$/;
+
+/**
+ * A request body's text, read whole with `text()` when its declared length is within the cap;
+ * otherwise (no length, or one a decoding may outgrow) with `readBytes`. A server's HTTP parser
+ * frames the body by that length, so the read is bounded without counting chunks, and adapters
+ * that present node:http as a `Request` (Hono's) read it straight from the socket, where a reader
+ * would have them build a web stream first. A body longer than its cap is still refused after the
+ * read. The deadline ends the wait; the read itself cannot be cancelled, and stops at the framed
+ * length or when the connection closes.
+ *
+ * @example
+ * const text = await readRequestText(request, { maxBytes: 1_048_576, timeoutMs: 10_000 }, errors);
+ */
+export function readRequestText(
+  message: Pick<Request, 'body' | 'headers' | 'text'>,
+  limits: BodyLimits,
+  errors: BodyErrors,
+): Promise<string | undefined> {
+  const length = message.headers.get('content-length');
+  if (
+    length === null ||
+    !LENGTH.test(length) ||
+    Number(length) > limits.maxBytes ||
+    message.headers.has('content-encoding')
+  ) {
+    return readBytes(message, limits, errors).then((bytes) =>
+      bytes === undefined ? undefined : decoder.decode(bytes),
+    );
+  }
+  let reading: Promise<string>;
+  try {
+    reading = message.text();
+  } catch (error) {
+    return Promise.reject(errors.broken(error));
+  }
+  return within(reading, limits, errors).then((text) =>
+    withinBytes(text, limits.maxBytes) ? text : undefined,
+  );
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Whether decoded text came from at most `maxBytes` bytes. UTF-8 takes at most 3 bytes per UTF-16
+ * unit (a replacement character included), so only text near the cap is encoded again to count.
+ */
+export function withinBytes(text: string, maxBytes: number): boolean {
+  if (text.length > maxBytes) return false;
+  return text.length * 3 <= maxBytes || encoder.encode(text).byteLength <= maxBytes;
+}
+
+/**
+ * Settles with `reading` within `limits`, its rejection as `broken`: one timer and at most one
+ * listener, and no `Deadline` (an AbortController per delivery) unless the caller gave one.
+ */
+function within<T>(reading: Promise<T>, limits: BodyLimits, errors: BodyErrors): Promise<T> {
+  const broken = (error: unknown) => Promise.reject(errors.broken(error));
+  if (limits.deadline) return limits.deadline.race(reading.catch(broken));
+  const { timeoutMs = Number.POSITIVE_INFINITY, signal } = limits;
+  let halt: unknown;
+  if (signal?.aborted) halt = errors.aborted();
+  else if (timeoutMs <= 0) halt = errors.timedOut();
+  if (halt !== undefined) {
+    reading.catch(() => {});
+    return Promise.reject(halt);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const stop = (error: unknown) => {
+      disarm();
+      reject(error);
+    };
+    const onAbort = () => stop(errors.aborted());
+    const timer = Number.isFinite(timeoutMs)
+      ? setTimeout(() => stop(errors.timedOut()), timeoutMs)
+      : undefined;
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const disarm = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    reading.then(
+      (value) => {
+        disarm();
+        resolve(value);
+      },
+      (error: unknown) => stop(errors.broken(error)),
+    );
+  });
+}
+
 /**
  * `readBytes` as text within an attempt's deadline (the transport's shape).
  *

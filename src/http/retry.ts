@@ -85,30 +85,42 @@ export interface RetryHooks {
  * Runs `attempt` with the one retry layer of the SDK: exponential backoff with jitter, `Retry-After`
  * honoured (capped), a bound on count and on total time, and the caller's signal stopping the waits.
  */
-export async function withRetries<T>(
+export function withRetries<T>(
   policy: RetryPolicy,
   hooks: RetryHooks,
   attempt: (attemptNumber: number) => Promise<T>,
 ): Promise<T> {
+  if (hooks.signal?.aborted) return Promise.reject(new AbortError({ cause: hooks.signal.reason }));
+  // Most calls succeed at once: the first attempt runs without p-retry's bookkeeping, and without
+  // a frame of this layer's held for each call in flight. After a failure `retried` takes over.
+  let first: Promise<T>;
+  try {
+    first = attempt(1);
+  } catch (error) {
+    first = Promise.reject(error);
+  }
+  return first.catch((error: unknown) => retried(policy, hooks, attempt, error));
+}
+
+/**
+ * After a failed first attempt: the failure as it is when it is not to be retried, else p-retry,
+ * its first attempt replaying that failure, so that every wait and decision is still p-retry's.
+ */
+async function retried<T>(
+  policy: RetryPolicy,
+  hooks: RetryHooks,
+  attempt: (attemptNumber: number) => Promise<T>,
+  first: unknown,
+): Promise<T> {
   const abortError = () => new AbortError({ cause: hooks.signal?.reason });
   const retryableError = hooks.idempotent === false ? isRetryableUnacted : isRetryable;
-  let made = 0;
+  let made = 1;
   const counted = (attemptNumber: number) => {
     made = attemptNumber;
     return attempt(attemptNumber);
   };
   try {
-    if (hooks.signal?.aborted) throw abortError();
-    // Most calls succeed at once: the first attempt runs without p-retry's bookkeeping. After a
-    // retryable failure p-retry takes over, its first attempt replaying that failure, so that every
-    // wait and decision is still p-retry's.
-    let first: unknown;
-    try {
-      return await counted(1);
-    } catch (error) {
-      if (!hooks.retryable || policy.retries === 0 || !retryableError(error)) throw error;
-      first = error;
-    }
+    if (!hooks.retryable || policy.retries === 0 || !retryableError(first)) throw first;
     const started = Date.now();
     const replay = (attemptNumber: number) =>
       attemptNumber === 1 ? Promise.reject(first) : counted(attemptNumber);

@@ -70,6 +70,9 @@ export interface TransportConfig {
   wrapHook?: (hook: RequestHook) => RequestHook;
 }
 
+/** No fetch options: one object for every call without any. */
+const NONE: Readonly<Record<string, unknown>> = Object.freeze({});
+
 /** Names of headers whose values are credentials: an API key, a proxy's Basic, a cookie. */
 const CREDENTIAL_HEADER = /auth|token|secret|cookie|passw|api-?key|session|credential|signature/i;
 /** Shorter values are not masked: a `1` would be masked in every number of a message. */
@@ -144,7 +147,7 @@ export class Transport {
    * attempt's `deadline` covers the wait for headers and the body (and whatever came before, a
    * wait for a token); without one, the attempt has its own.
    */
-  async exchange(
+  exchange(
     request: Exchange,
     attempt: number,
     options: RequestOptions | undefined,
@@ -152,12 +155,10 @@ export class Transport {
     given?: Deadline,
     sink?: ResponseSink,
   ): Promise<RawResponse> {
-    const deadline = given ?? this.deadline(request.method, label, options);
-    try {
-      return await this.#exchange(request, attempt, options, label, deadline, sink);
-    } finally {
-      if (!given) deadline.clear();
-    }
+    // With the caller's deadline no frame of its own: each call in flight holds one less.
+    if (given) return this.#exchange(request, attempt, options, label, given, sink);
+    const deadline = this.deadline(request.method, label, options);
+    return this.#exchange(request, attempt, options, label, deadline, sink).finally(() => deadline.clear());
   }
 
   async #exchange(
@@ -246,24 +247,27 @@ export class Transport {
     for (const name in request.headers) headers[name] = request.headers[name] ?? undefined;
     try {
       const ky = this.#ky.ready ?? (await deadline.race(this.#ky.load()));
-      return await deadline.race(
-        ky(request.path, {
-          method: request.method,
-          headers,
-          ...(request.searchParams ? { searchParams: request.searchParams } : {}),
-          ...(request.body === undefined ? {} : { body: request.body }),
-          signal: deadline.signal,
-          // A call's `'user-agent': null` leaves the header out, the SDK's own included.
-          context: { token: request.token, userAgent: request.headers['user-agent'] !== null },
-          fetch: fetchAdapter({
-            fetch,
-            fetchOptions: { ...fetchOptions, ...options?.fetchOptions },
-            body: request.body,
-            deadline,
-            broken,
-          }) as typeof globalThis.fetch,
-        }) as Promise<Response>,
-      );
+      // Not raced again here: the adapter races the fetch with the deadline, and ky settles with
+      // it (it has the deadline's signal too), so one race per attempt is enough.
+      return await (ky(request.path, {
+        method: request.method,
+        headers,
+        ...(request.searchParams ? { searchParams: request.searchParams } : {}),
+        ...(request.body === undefined ? {} : { body: request.body }),
+        signal: deadline.signal,
+        // A call's `'user-agent': null` leaves the header out, the SDK's own included.
+        context: { token: request.token, userAgent: request.headers['user-agent'] !== null },
+        fetch: fetchAdapter({
+          fetch,
+          // Merged only when the call brings its own: the adapter of each call in flight holds it.
+          fetchOptions: options?.fetchOptions
+            ? { ...fetchOptions, ...options.fetchOptions }
+            : (fetchOptions ?? NONE),
+          body: request.body,
+          deadline,
+          broken,
+        }) as typeof globalThis.fetch,
+      }) as Promise<Response>);
     } catch (error) {
       if (isPartnerError(error)) throw error;
       if (deadline.over) throw deadline.reason;

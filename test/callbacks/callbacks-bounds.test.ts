@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import fc from 'fast-check';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -164,34 +165,42 @@ describe('listeners, authenticate and the store are bounded by listenerTimeoutMs
   });
 });
 
+/**
+ * Posts a delivery of declared length one byte every 500 ms, never the last one, and resolves with
+ * the status of the answer.
+ */
+function dripDelivery(url: URL): Promise<number> {
+  const body = JSON.stringify(at('delivered'));
+  return new Promise<number>((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { 'content-length': body.length },
+      },
+      (res) => {
+        clearInterval(drip);
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', reject);
+    let sent = 0;
+    const drip = setInterval(() => {
+      if (sent < body.length - 1) req.write(body[sent++]!);
+    }, 500);
+  });
+}
+
 describe('bodyTimeoutMs', () => {
   it('nodeHandler cuts a body that drips a byte every 500 ms, even with requestTimeout: 0', async () => {
     const router = createCallbackRouter({ authenticate: 'none', bodyTimeoutMs: 1_000 });
     const seen: BridgeTransfer[] = [];
     router.on('transfer', (t) => void seen.push(t));
     const url = new URL(await serve(router.nodeHandler, 0));
-    const body = JSON.stringify(at('delivered'));
-    const status = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest(
-        {
-          host: url.hostname,
-          port: url.port,
-          path: url.pathname,
-          method: 'POST',
-          headers: { 'content-length': body.length },
-        },
-        (res) => {
-          clearInterval(drip);
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        },
-      );
-      req.on('error', reject);
-      let sent = 0;
-      const drip = setInterval(() => {
-        if (sent < body.length - 1) req.write(body[sent++]!);
-      }, 500);
-    });
+    const status = await dripDelivery(url);
     expect(status).toBe(408);
     expect(seen).toEqual([]);
   });
@@ -212,6 +221,55 @@ describe('bodyTimeoutMs', () => {
     );
     clearInterval(timer);
     expect(response.status).toBe(408);
+  });
+
+  it('fetchHandler behind a node adapter cuts a dripping body of declared length with 408', async () => {
+    const router = createCallbackRouter({ authenticate: 'none', bodyTimeoutMs: 1_000 });
+    const seen: BridgeTransfer[] = [];
+    router.on('transfer', (t) => void seen.push(t));
+    const url = new URL(await serve(getRequestListener(router.fetchHandler), 0));
+    const status = await dripDelivery(url);
+    expect(status).toBe(408);
+    expect(seen).toEqual([]);
+  });
+
+  it('fetchHandler refuses a body longer than its declared length with 413', async () => {
+    const router = createCallbackRouter({ authenticate: 'none', maxBodyBytes: 2_048 });
+    const seen: BridgeTransfer[] = [];
+    router.on('transfer', (t) => void seen.push(t));
+    const response = await router.fetchHandler(
+      new Request('https://partner.example/callbacks', {
+        method: 'POST',
+        headers: { 'content-length': '10' },
+        body: JSON.stringify(at('delivered', 'x'.repeat(100))).padEnd(4_096, ' '),
+      }),
+    );
+    expect(response.status).toBe(413);
+    // Fewer characters than the cap, more bytes: counted in bytes.
+    const wide = await router.fetchHandler(
+      new Request('https://partner.example/callbacks', {
+        method: 'POST',
+        headers: { 'content-length': '10' },
+        body: JSON.stringify({ ...at('delivered'), note: '€'.repeat(600) }),
+      }),
+    );
+    expect(wide.status).toBe(413);
+    expect(seen).toEqual([]);
+  });
+
+  it('fetchHandler behind a node adapter reads a body of declared length', async () => {
+    const router = createCallbackRouter({ authenticate: 'none' });
+    const seen: string[] = [];
+    router.on('transfer', (t) => void seen.push(t.transferId));
+    const url = await serve(getRequestListener(router.fetchHandler));
+    const body = JSON.stringify(at('delivered', 'tr_framed'));
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
+      body,
+    });
+    expect(response.status).toBe(200);
+    expect(seen).toEqual(['tr_framed']);
   });
 
   it('nodeHandler gives up on a request closed mid-body at once, not at the deadline', async () => {
