@@ -1,4 +1,5 @@
 import { EventEmitter } from '../core/emitter.js';
+import { quiet } from '../core/isolate.js';
 import { PREFIX } from '../core/logger.js';
 import { CallbackTimeoutError, type CallbackTimeoutStage } from '../errors/callback-errors.js';
 import { Deadline } from '../http/abort.js';
@@ -240,7 +241,7 @@ export class Listeners {
   #notify(event: 'rejected' | 'error', args: readonly unknown[]): void {
     for (const listener of this.#listenersOf(event)) {
       const pending = this.#call(event, listener, args, undefined);
-      if (pending) Promise.resolve(pending).then(undefined, (error: unknown) => this.#failed(event, error));
+      if (pending) quiet(pending, (error) => this.#failed(event, error));
     }
   }
 

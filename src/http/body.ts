@@ -4,7 +4,7 @@
  * into the same bounds: a byte cap known as soon as it is passed, and a `Deadline`.
  */
 
-import { Deadline } from './abort.js';
+import { Deadline, within as withinDeadline } from './abort.js';
 
 /** What reading a body turns into errors; each builds the error to throw. */
 export interface BodyErrors {
@@ -196,43 +196,11 @@ export function withinBytes(text: string, maxBytes: number): boolean {
   return text.length * 3 <= maxBytes || encoder.encode(text).byteLength <= maxBytes;
 }
 
-/**
- * Settles with `reading` within `limits`, its rejection as `broken`: one timer and at most one
- * listener, and no `Deadline` (an AbortController per delivery) unless the caller gave one.
- */
+/** Settles with `reading` within `limits` (the caller's deadline, or one made for it), its rejection as `broken`. */
 function within<T>(reading: Promise<T>, limits: BodyLimits, errors: BodyErrors): Promise<T> {
-  const broken = (error: unknown) => Promise.reject(errors.broken(error));
-  if (limits.deadline) return limits.deadline.race(reading.catch(broken));
-  const { timeoutMs = Number.POSITIVE_INFINITY, signal } = limits;
-  let halt: unknown;
-  if (signal?.aborted) halt = errors.aborted();
-  else if (timeoutMs <= 0) halt = errors.timedOut();
-  if (halt !== undefined) {
-    reading.catch(() => {});
-    return Promise.reject(halt);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const stop = (error: unknown) => {
-      disarm();
-      reject(error);
-    };
-    const onAbort = () => stop(errors.aborted());
-    const timer = Number.isFinite(timeoutMs)
-      ? setTimeout(() => stop(errors.timedOut()), timeoutMs)
-      : undefined;
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const disarm = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    };
-    reading.then(
-      (value) => {
-        disarm();
-        resolve(value);
-      },
-      (error: unknown) => stop(errors.broken(error)),
-    );
-  });
+  const read = reading.catch((error: unknown) => Promise.reject(errors.broken(error)));
+  if (limits.deadline) return limits.deadline.race(read);
+  return withinDeadline(read, limits.timeoutMs ?? Number.POSITIVE_INFINITY, limits.signal, errors);
 }
 
 /**
