@@ -1,0 +1,125 @@
+// The contract between the transfer tracker and where it keeps its work. The tracker decides what
+// a transfer's record says; a store only keeps records, hands out short fenced leases on the ones
+// that are due, and merges what the router observed. Memory, Redis and Postgres stores implement
+// it, and so may a partner's own (the conformance suite in `partner-s2s-sdk/testing` checks one).
+import type { BridgeTransfer } from '../schemas/bridge.js';
+
+/**
+ * What the tracker keeps per transfer. The tracker writes it whole through `complete`; a store
+ * keeps it as given, except `observed`/`observedRank`, which it merges with what `observe` recorded
+ * (the newer by rank wins), and the lease fields it owns.
+ */
+export interface TrackerRecord {
+  transferId: string;
+  userId: string;
+  /** The newest state seen, by rank, from a read or a delivery, as the service sent it; null before any. */
+  observed: BridgeTransfer | null;
+  /** The rank of `observed`; -1 before any. */
+  observedRank: number;
+  /** The last status whose events all returned; null before the first. */
+  dispatched: string | null;
+  /** The rank of `dispatched`; -1 before any. */
+  dispatchedRank: number;
+  /** A final state was dispatched: the record is no longer due and may be pruned. */
+  final: boolean;
+  /** The phase the schedule is in (the observed status), and when it was first observed (epoch ms). */
+  phase: string | null;
+  phaseSince: number | null;
+  /** Phases whose deadline was already reported as `overdue`. */
+  overdue: string[];
+  /** The delay used for the last schedule step, which the next step grows from (ms). */
+  intervalMs: number;
+  /** Consecutive failed reads (the back-off grows with it; it is never a reason to give up). */
+  failures: number;
+  /** Reads made of this transfer, for the figures a partner may want. */
+  reads: number;
+  /** How the record came to be. */
+  source: 'track' | 'execute' | 'discovered';
+  /** Epoch ms, by the tracker's clock. */
+  trackedAt: number;
+  updatedAt: number;
+}
+
+/** A lease on one record, good until the store's clock passes `leaseMs` after the claim. */
+export interface TrackerLease {
+  record: TrackerRecord;
+  /** Grows by one with every claim of this transfer: a `complete` with an older fence is refused. */
+  fence: number;
+  owner: string;
+}
+
+/** What `track` stores; `options.db`, when given, is the connection the insert runs on. */
+export interface TrackOptions {
+  /**
+   * A store-specific connection to insert through, e.g. a Postgres transaction client, so that the
+   * record commits or rolls back with the partner's own row. Stores that cannot honour it refuse it.
+   */
+  db?: unknown;
+}
+
+export interface ClaimDueRequest {
+  /** A name for this process, unique in the fleet. */
+  owner: string;
+  leaseMs: number;
+  /** At most this many leases. */
+  limit: number;
+}
+
+export type ClaimOneResult =
+  | { outcome: 'claimed'; lease: TrackerLease }
+  /** Another owner holds an unexpired lease on it. */
+  | { outcome: 'busy' }
+  /** No record for this transfer. */
+  | { outcome: 'unknown' };
+
+export interface CompleteRequest {
+  /** The record as the tracker leaves it. */
+  record: TrackerRecord;
+  /**
+   * When the transfer is next due, from now by the store's clock. Ignored when `record.final`. A
+   * store makes it due at once instead when `observe` recorded something newer during the lease.
+   */
+  nextReadInMs: number;
+}
+
+/**
+ * Where a transfer tracker keeps its records. Every operation must be atomic across the
+ * processes sharing the store, and bounded in time by the store itself (it rejects, never hangs):
+ * the tracker reports the rejection on `error` and tries again later.
+ *
+ * Leases are compared on the store's own clock (the database's `now()`, Redis's `TIME`), so the
+ * fleet needs no clock agreement; `TrackerRecord` times are the tracker's and only informational
+ * for a store.
+ *
+ * @example
+ * const tracker = createTransferTracker({ client, store: new MemoryTrackerStore() });
+ */
+export interface TrackerStore {
+  /** Inserts `record` due at once unless the transfer is already tracked. Resolves true when inserted. */
+  track(record: TrackerRecord, options?: TrackOptions): Promise<boolean>;
+  /**
+   * Leases up to `limit` records that are not final, are due, and hold no unexpired lease, the
+   * earliest due first; each lease's fence is one more than the transfer's previous one.
+   */
+  claimDue(request: ClaimDueRequest): Promise<TrackerLease[]>;
+  /** Leases one record now, due or not (a `pollOnce`, a delivery's wake-up). */
+  claim(transferId: string, request: Omit<ClaimDueRequest, 'limit'>): Promise<ClaimOneResult>;
+  /**
+   * Writes `record` and drops the lease, only if `lease.fence` is still the transfer's latest.
+   * Resolves false, writing nothing, when it is not (the lease expired and another owner claimed it).
+   */
+  complete(lease: TrackerLease, request: CompleteRequest): Promise<boolean>;
+  /** Drops the lease without writing the record, due again after `retryInMs`, if the fence holds. */
+  release(lease: TrackerLease, retryInMs: number): Promise<void>;
+  /**
+   * Records a state the router saw: when `rank` is above the record's `observedRank`, it becomes
+   * `observed`; either way a non-final record becomes due at once (also while leased: the holder's
+   * `complete` keeps the newer observation and leaves the record due). Unknown transfers are ignored.
+   */
+  observe(transferId: string, observed: BridgeTransfer, rank: number): Promise<void>;
+  get(transferId: string): Promise<TrackerRecord | undefined>;
+  /** Users with a record tracked or updated at or after `since` (epoch ms), for the discovery sweep. */
+  users(since: number): Promise<string[]>;
+  /** Deletes final records last updated before `before` (epoch ms); resolves how many. */
+  prune(before: number): Promise<number>;
+}
