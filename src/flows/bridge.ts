@@ -21,6 +21,7 @@ import type {
   BridgeSendResult,
 } from '../schemas/bridge.js';
 import { type BridgeExecuteParams, type BridgeExecuteResult, executeBridge } from './execute.js';
+import { SigningTimes } from './signing.js';
 import { type IntentMemory, outcomeUnknown, resolveSubmitOutcome, type TakenSubmit } from './submit.js';
 import { Transfers } from './transfers.js';
 
@@ -42,13 +43,16 @@ export class Bridge extends Resource {
   readonly transfers: Transfers;
   /** The batches this client built, so that an unclear submit can be looked up. */
   readonly #intents: IntentMemory;
+  /** Past signing times by signer address: the learned budget of `execute`. */
+  readonly #signingTimes: SigningTimes;
   #routes: { at: number; routes: Promise<BridgeRoute[]> } | undefined;
 
-  /** `intents` is shared with every client derived from this one (`withOptions`). */
-  constructor(api: Api, intents: IntentMemory) {
+  /** `intents` and `signingTimes` are shared with every client derived from this one (`withOptions`). */
+  constructor(api: Api, intents: IntentMemory, signingTimes: SigningTimes = new SigningTimes()) {
     super(api);
     this.transfers = new Transfers(api);
     this.#intents = intents;
+    this.#signingTimes = signingTimes;
   }
 
   /**
@@ -209,6 +213,9 @@ export class Bridge extends Resource {
             route: (routeId, routeOptions) => this.#route(routeId, routeOptions, sink),
             construct: (construct, constructOptions) => this.#construct(construct, constructOptions, sink),
             send: (send, sendOptions) => this.#send(send, sendOptions, sink),
+            transfer: (userId, transferId, readOptions) =>
+              endpointData(this.api, ENDPOINTS.transfer, { userId, transferId }, readOptions, { sink }),
+            signingTimes: this.#signingTimes,
             span,
             ...(this.api.report ? { report: this.api.report } : {}),
           },
