@@ -9,8 +9,8 @@ import {
   type QuoteChange,
 } from '../onchain/quote-change.js';
 import type { VerifiedBridgeBatch } from '../onchain/verify.js';
-import type { ExecuteProgress } from './execute.js';
 import type { ExecutePolicy } from './execute-options.js';
+import type { ExecuteProgress } from './execute-types.js';
 import { type BuiltIntent, QuoteChangedError, type RequoteReason } from './requote-errors.js';
 
 /** What the tolerances are anchored to: what the person agreed to, first or last. */

@@ -15,8 +15,8 @@ import type { VerifiedBridgeBatch, VerifyBridgeBatchOptions } from '../onchain/v
 import type { BridgeConstructParams } from '../resources/params.js';
 import type { BridgeConstructResult, BridgeRoute } from '../schemas/bridge.js';
 import { agreeWithBaseline, type Baseline } from './consent.js';
-import type { BridgeExecuteResult, ExecuteProgress, ExecuteSteps } from './execute.js';
 import type { ExecutePolicy } from './execute-options.js';
+import type { BridgeExecuteResult, ExecuteProgress, ExecuteSteps } from './execute-types.js';
 import {
   type BuiltIntent,
   type OperationNonce,
