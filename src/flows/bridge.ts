@@ -196,6 +196,12 @@ export class Bridge extends Resource {
    * from the submit on carries `intentId`, `transferId` and `userOpHash`, so that the transfer can
    * be looked up before anything is built again.
    *
+   * The signer is given `{ signal, summary }`: `signal` fires at the quote's expiry less
+   * `signing.submitMarginMs`, and a signature after it is never sent. A signer known (or told by
+   * `signing.budgetMs`) to need more than the time left is not called. With `requote`, such a quote
+   * (or one the service answered 503, or an intent found expired at submit) is built again, verified
+   * again and compared to the baseline; without it, that is a `SigningTooSlowError`.
+   *
    * @example
    * const account = privateKeyToAccount(userKey);
    * const { transferId, summary } = await client.bridge.execute({
@@ -203,6 +209,8 @@ export class Bridge extends Resource {
    *   onProgress: (p) => console.log(p.step),
    * });
    * const final = await client.bridge.transfers.wait({ userId, transferId });
+   * // A slow approver: rebuild up to twice, within 0.5 % of the first quote.
+   * await client.bridge.execute({ userId, routeId, amount: '25.5', signer: approver, requote: { maxAttempts: 2 } });
    */
   execute(params: BridgeExecuteParams, options?: RequestOptions): ApiPromise<BridgeExecuteResult> {
     const span = this.api.span ?? untraced;

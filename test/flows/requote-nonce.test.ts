@@ -2,8 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  type BridgeConstructResult,
   PartnerClient,
   RequoteNonceError,
+  type SignedBridgeBatch,
   SubmitOutcomeUnknownError,
   signBridgeBatch,
   verifyBridgeBatch,
@@ -192,7 +194,7 @@ describe('bridge.execute never lets two operations of one call execute', () => {
             fc.tuple(fc.constant(n), fc.shuffledSubarray([...Array(n).keys()], { minLength: n })),
           ),
         async ([n, order]) => {
-          const signed = [];
+          const signed: { construct: BridgeConstructResult; signed: SignedBridgeBatch }[] = [];
           for (let i = 0; i < n; i++) {
             const amount = String(1 + i);
             const construct = await run.client.bridge.construct({
