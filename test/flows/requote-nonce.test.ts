@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type BridgeConstructResult,
   PartnerClient,
@@ -14,18 +14,7 @@ import { freshConstruct } from '../helpers/batches.js';
 import { account, bridgeService } from '../helpers/bridge-service.js';
 import { faultServer, jsonReply } from '../helpers/fault-server.js';
 import { json, makeClient } from '../helpers/mock-fetch.js';
-import { requoteSetup, SHORT, scriptedSigner, untilAborted } from '../helpers/requote.js';
-
-const cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  await Promise.all(cleanup.splice(0).map((close) => close()));
-});
-
-async function setup(options?: Parameters<typeof requoteSetup>[0]) {
-  const run = await requoteSetup(options);
-  cleanup.push(run.close);
-  return run;
-}
+import { onCleanup, requoteSetup, SHORT, scriptedSigner, untilAborted } from '../helpers/requote.js';
 
 /** Passes a request on to `target` and its answer back, as a gateway in front of the service would. */
 function forward(target: string) {
@@ -52,9 +41,9 @@ function forward(target: string) {
 }
 
 /** The simulator behind a gateway that drops the answer to every submit (the service took it). */
-async function droppingGateway(run: Awaited<ReturnType<typeof setup>>, readsFail: boolean) {
+async function droppingGateway(run: Awaited<ReturnType<typeof requoteSetup>>, readsFail: boolean) {
   const server = await run.sim.listen();
-  cleanup.push(server.close);
+  onCleanup(server.close);
   const pass = forward(server.url);
   const gateway = await faultServer({
     'POST /bridge/transaction/batch/send': (req, res) => pass(req, res, () => res.socket?.destroy()),
@@ -64,24 +53,16 @@ async function droppingGateway(run: Awaited<ReturnType<typeof setup>>, readsFail
         : pass(req, res),
     'POST *': (req, res) => pass(req, res),
   });
-  cleanup.push(gateway.close);
+  onCleanup(gateway.close);
   return new PartnerClient({ baseUrl: gateway.url, ...run.sim.demo.credentials, maxRetries: 0 });
 }
 
 describe('bridge.execute never lets two operations of one call execute', () => {
   it('an ambiguous send never rebuilds: the lost answer is resolved by reading the transfer', async () => {
-    const run = await setup();
+    const run = await requoteSetup();
     const client = await droppingGateway(run, false);
     const { signer } = scriptedSigner(run.wallet, []);
-    const result = await client.bridge.execute({
-      userId: run.userId,
-      routeId: run.routeId,
-      amount: '25',
-      signer,
-      ...SHORT,
-      requote: { maxAttempts: 2 },
-      onProgress: run.onProgress,
-    });
+    const result = await run.execute(signer, { requote: { maxAttempts: 2 } }, client);
     expect(run.constructs()).toBe(1);
     expect(run.submits()).toBe(1);
     expect(result.transferId).toBe(run.built()[0]!.transferId);
@@ -89,20 +70,10 @@ describe('bridge.execute never lets two operations of one call execute', () => {
   });
 
   it('an ambiguous send that reading cannot resolve is SubmitOutcomeUnknownError, never a rebuild', async () => {
-    const run = await setup();
+    const run = await requoteSetup();
     const client = await droppingGateway(run, true);
     const { signer } = scriptedSigner(run.wallet, []);
-    const error = await client.bridge
-      .execute({
-        userId: run.userId,
-        routeId: run.routeId,
-        amount: '25',
-        signer,
-        ...SHORT,
-        requote: { maxAttempts: 2 },
-        onProgress: run.onProgress,
-      })
-      .catch((e: unknown) => e);
+    const error = await run.execute(signer, { requote: { maxAttempts: 2 } }, client).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SubmitOutcomeUnknownError);
     expect((error as SubmitOutcomeUnknownError).intentId).toBe(run.built()[0]!.intentId);
     expect(run.constructs()).toBe(1);
@@ -110,7 +81,7 @@ describe('bridge.execute never lets two operations of one call execute', () => {
   });
 
   it('refuses a rebuild with a higher nonce once a signature exists for the earlier operation', async () => {
-    const run = await setup();
+    const run = await requoteSetup();
     const { signer, calls } = scriptedSigner(run.wallet, [
       async (call) => {
         // Meanwhile another operation of this wallet executes: the service hands out the next nonce.
@@ -124,16 +95,7 @@ describe('bridge.execute never lets two operations of one call execute', () => {
         await untilAborted(call.context?.signal);
       },
     ]);
-    const error = await run.client.bridge
-      .execute({
-        userId: run.userId,
-        routeId: run.routeId,
-        amount: '25',
-        signer,
-        ...SHORT,
-        requote: { maxAttempts: 2 },
-      })
-      .catch((e: unknown) => e);
+    const error = await run.execute(signer, { requote: { maxAttempts: 2 } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RequoteNonceError);
     const refused = error as RequoteNonceError;
     expect(refused.code).toBe('REQUOTE_NONCE');
@@ -183,7 +145,7 @@ describe('bridge.execute never lets two operations of one call execute', () => {
   });
 
   it('property: of operations signed for one sender and nonce, the simulator executes at most one', async () => {
-    const run = await setup({ quoteTtlSec: 120 });
+    const run = await requoteSetup({ quoteTtlSec: 120 });
     const routes = await run.client.bridge.routes();
     const route = routes.find((r) => r.routeId === run.routeId)!;
     await fc.assert(

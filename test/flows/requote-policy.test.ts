@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type ExecuteProgress,
   QuoteChangedError,
@@ -6,17 +6,6 @@ import {
   verifyBridgeBatch,
 } from '../../src/index.js';
 import { requoteSetup, SHORT, type SignerCall, scriptedSigner, untilAborted } from '../helpers/requote.js';
-
-const cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  await Promise.all(cleanup.splice(0).map((close) => close()));
-});
-
-async function setup(options?: Parameters<typeof requoteSetup>[0]) {
-  const run = await requoteSetup(options);
-  cleanup.push(run.close);
-  return run;
-}
 
 const requoted = (progress: ExecuteProgress[]) =>
   progress.flatMap((p) => (p.step === 'requoted' ? [p] : [])) as Extract<
@@ -26,7 +15,7 @@ const requoted = (progress: ExecuteProgress[]) =>
 
 describe('bridge.execute compares every rebuild to the baseline', () => {
   it('refuses three small price moves at the one that crosses the tolerance against the baseline (no ratchet)', async () => {
-    const run = await setup({ quoteTtlSec: 3 });
+    const run = await requoteSetup({ quoteTtlSec: 3 });
     // Each signing is late, and the provider fee moves 20 bps meanwhile: 10 → 30 → 50 → 70 bps.
     const moveThenLate = (bps: bigint) => async (call: SignerCall) => {
       run.sim.configureRoute(run.routeId, { providerFeeBps: bps });
@@ -37,16 +26,8 @@ describe('bridge.execute compares every rebuild to the baseline', () => {
       moveThenLate(50n),
       moveThenLate(70n),
     ]);
-    const error = await run.client.bridge
-      .execute({
-        userId: run.userId,
-        routeId: run.routeId,
-        amount: '25',
-        signer,
-        ...SHORT,
-        requote: { maxAttempts: 5, maxOutputDropBps: 50, maxFeeIncreaseBps: 10_000 },
-        onProgress: run.onProgress,
-      })
+    const error = await run
+      .execute(signer, { requote: { maxAttempts: 5, maxOutputDropBps: 50, maxFeeIncreaseBps: 10_000 } })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(QuoteChangedError);
     const changed = error as QuoteChangedError;
@@ -63,7 +44,7 @@ describe('bridge.execute compares every rebuild to the baseline', () => {
   });
 
   it('a consent slower than the new quote never signs that quote: it rebuilds, and the agreed change is the baseline', async () => {
-    const run = await setup({ quoteTtlSec: 3 });
+    const run = await requoteSetup({ quoteTtlSec: 3 });
     const { signer, calls } = scriptedSigner(run.wallet, [
       async (call) => {
         run.sim.configureRoute(run.routeId, { providerFeeBps: 90n });
@@ -72,12 +53,7 @@ describe('bridge.execute compares every rebuild to the baseline', () => {
       'fast',
     ]);
     const asked: bigint[] = [];
-    const result = await run.client.bridge.execute({
-      userId: run.userId,
-      routeId: run.routeId,
-      amount: '25',
-      signer,
-      ...SHORT,
+    const result = await run.execute(signer, {
       requote: {
         maxAttempts: 3,
         maxOutputDropBps: 50,
@@ -89,7 +65,6 @@ describe('bridge.execute compares every rebuild to the baseline', () => {
           return true;
         },
       },
-      onProgress: run.onProgress,
     });
     const built = run.built();
     expect(asked).toHaveLength(1);
@@ -103,7 +78,7 @@ describe('bridge.execute compares every rebuild to the baseline', () => {
   });
 
   it('an explicit baseline anchors the first batch too', async () => {
-    const run = await setup();
+    const run = await requoteSetup();
     const routes = await run.client.bridge.routes();
     const agreed = verifyBridgeBatch(
       {
@@ -120,15 +95,8 @@ describe('bridge.execute compares every rebuild to the baseline', () => {
     );
     run.sim.configureRoute(run.routeId, { providerFeeBps: 80n });
     const { signer, calls } = scriptedSigner(run.wallet, []);
-    const error = await run.client.bridge
-      .execute({
-        userId: run.userId,
-        routeId: run.routeId,
-        amount: '25',
-        signer,
-        ...SHORT,
-        requote: { baseline: agreed, maxFeeIncreaseBps: 20 },
-      })
+    const error = await run
+      .execute(signer, { requote: { baseline: agreed, maxFeeIncreaseBps: 20 } })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(QuoteChangedError);
     expect((error as QuoteChangedError).baseline).toBe(agreed);
@@ -138,16 +106,11 @@ describe('bridge.execute compares every rebuild to the baseline', () => {
   });
 
   it('minAmountOut is a floor whatever the baseline: below it, accept is asked and a no ends the call', async () => {
-    const run = await setup();
+    const run = await requoteSetup();
     const { signer, calls } = scriptedSigner(run.wallet, []);
     let asked = 0;
-    const error = await run.client.bridge
-      .execute({
-        userId: run.userId,
-        routeId: run.routeId,
-        amount: '25',
-        signer,
-        ...SHORT,
+    const error = await run
+      .execute(signer, {
         requote: {
           minAmountOut: '24.99',
           accept: () => {

@@ -1,31 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ArgumentError, PartnerClient, RequoteExhaustedError, SigningTooSlowError } from '../../src/index.js';
 import { CONSTRUCT, requoteSetup, SHORT, scriptedSigner } from '../helpers/requote.js';
 
-const cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  await Promise.all(cleanup.splice(0).map((close) => close()));
-});
-
-async function setup(options?: Parameters<typeof requoteSetup>[0]) {
-  const run = await requoteSetup(options);
-  cleanup.push(run.close);
-  return run;
-}
-
 describe('bridge.execute with a slow signer, over HTTP against the simulator', () => {
   it('aborts a signer slower than the quote at its deadline, never sends its late signature, and submits the rebuilt intent', async () => {
-    const run = await setup();
+    const run = await requoteSetup();
     const { signer, calls } = scriptedSigner(run.wallet, ['late', 'fast']);
-    const result = await run.client.bridge.execute({
-      userId: run.userId,
-      routeId: run.routeId,
-      amount: '25',
-      signer,
-      ...SHORT,
-      requote: { maxAttempts: 2 },
-      onProgress: run.onProgress,
-    });
+    const result = await run.execute(signer, { requote: { maxAttempts: 2 } });
     const [first, second] = run.built();
     expect(calls).toHaveLength(2);
     // The first signer was told, by its signal, that its time was up.
@@ -47,7 +28,7 @@ describe('bridge.execute with a slow signer, over HTTP against the simulator', (
   });
 
   it('does not call a signer whose learned budget (shared by withOptions) exceeds the time left, and rebuilds', async () => {
-    const run = await setup();
+    const run = await requoteSetup();
     const slow = scriptedSigner(run.wallet, [
       () => new Promise((resolve) => setTimeout(resolve, 600)),
       () => new Promise((resolve) => setTimeout(resolve, 600)),
@@ -86,18 +67,10 @@ describe('bridge.execute with a slow signer, over HTTP against the simulator', (
   });
 
   it('without requote: a budget beyond the time left is SigningTooSlowError, the signer not called, nothing sent', async () => {
-    const run = await setup();
+    const run = await requoteSetup();
     const { signer, calls } = scriptedSigner(run.wallet, []);
-    const error = await run.client.bridge
-      .execute({
-        userId: run.userId,
-        routeId: run.routeId,
-        amount: '25',
-        signer,
-        verify: SHORT.verify,
-        signing: { budgetMs: 60_000, submitMarginMs: 1_000 },
-        onProgress: run.onProgress,
-      })
+    const error = await run
+      .execute(signer, { signing: { budgetMs: 60_000, submitMarginMs: 1_000 } })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SigningTooSlowError);
     expect(error).toMatchObject({ code: 'SIGNING_TOO_SLOW', budgetMs: 60_000, elapsedMs: 0 });
@@ -109,11 +82,9 @@ describe('bridge.execute with a slow signer, over HTTP against the simulator', (
   });
 
   it('without requote: a signer that misses the deadline is SigningTooSlowError with its elapsed time, nothing sent', async () => {
-    const run = await setup({ quoteTtlSec: 3 });
+    const run = await requoteSetup({ quoteTtlSec: 3 });
     const { signer, calls } = scriptedSigner(run.wallet, ['late']);
-    const error = await run.client.bridge
-      .execute({ userId: run.userId, routeId: run.routeId, amount: '25', signer, ...SHORT })
-      .catch((e: unknown) => e);
+    const error = await run.execute(signer).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SigningTooSlowError);
     expect((error as SigningTooSlowError).elapsedMs).toBeGreaterThan(0);
     expect(calls[0]!.context!.signal.aborted).toBe(true);
@@ -121,7 +92,7 @@ describe('bridge.execute with a slow signer, over HTTP against the simulator', (
   });
 
   it('backs off and rebuilds after construct answers 503 "quote expires too soon to sign", past the transport retries', async () => {
-    const run = await setup();
+    const run = await requoteSetup();
     run.sim.configureRoute(run.routeId, { signWindowSec: 10 });
     let refused = 0;
     // The window closes once the transport has spent its own retry on it (2 refused constructs).
@@ -139,15 +110,7 @@ describe('bridge.execute with a slow signer, over HTTP against the simulator', (
       retry: { minDelayMs: 10, maxDelayMs: 20 },
     });
     const { signer } = scriptedSigner(run.wallet, []);
-    const result = await client.bridge.execute({
-      userId: run.userId,
-      routeId: run.routeId,
-      amount: '25',
-      signer,
-      ...SHORT,
-      requote: { maxAttempts: 1 },
-      onProgress: run.onProgress,
-    });
+    const result = await run.execute(signer, { requote: { maxAttempts: 1 } }, client);
     expect(refused).toBe(2);
     expect(run.constructs()).toBe(3);
     expect(run.submits()).toBe(1);
@@ -159,18 +122,10 @@ describe('bridge.execute with a slow signer, over HTTP against the simulator', (
   });
 
   it('rebuilds when the first send is refused INTENT_NOT_FOUND and the transfer reads expired', async () => {
-    const run = await setup();
+    const run = await requoteSetup();
     // The service's clock runs ahead while the first signature is made: its intent is gone.
     const { signer, calls } = scriptedSigner(run.wallet, [() => run.sim.advanceClock(30_000), 'fast']);
-    const result = await run.client.bridge.execute({
-      userId: run.userId,
-      routeId: run.routeId,
-      amount: '25',
-      signer,
-      ...SHORT,
-      requote: { maxAttempts: 1 },
-      onProgress: run.onProgress,
-    });
+    const result = await run.execute(signer, { requote: { maxAttempts: 1 } });
     const [first, second] = run.built();
     expect(calls).toHaveLength(2);
     expect(run.submits()).toBe(2);
@@ -180,7 +135,7 @@ describe('bridge.execute with a slow signer, over HTTP against the simulator', (
   });
 
   it('checks requote and signing before any request', async () => {
-    const run = await setup();
+    const run = await requoteSetup();
     const { signer } = scriptedSigner(run.wallet, []);
     const bad = [
       { requote: { maxAttempts: -1 } },

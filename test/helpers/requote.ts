@@ -1,5 +1,7 @@
 import { privateKeyToAccount } from 'viem/accounts';
+import { afterEach } from 'vitest';
 import {
+  type BridgeExecuteParams,
   type BridgeSigner,
   type ExecuteProgress,
   PartnerClient,
@@ -16,9 +18,19 @@ export interface SignerCall {
   context: SignerCallContext | undefined;
 }
 
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(cleanup.splice(0).map((close) => close()));
+});
+
+/** Closes `close` after the test, with the setup. */
+export function onCleanup(close: () => Promise<void>): void {
+  cleanup.push(close);
+}
+
 /**
  * The simulator over HTTP with short quotes (`quoteTtlSec`), a client to it, the demo user's real
- * key, and counts of what reached the simulator.
+ * key, and counts of what reached the simulator. Closed after each test.
  */
 export async function requoteSetup(options: { quoteTtlSec?: number } = {}) {
   const sim: PartnerSimulator = createPartnerSimulator({ quoteTtlSec: options.quoteTtlSec ?? 4 });
@@ -27,21 +39,32 @@ export async function requoteSetup(options: { quoteTtlSec?: number } = {}) {
   const wallet = privateKeyToAccount(sim.demo.wallet.privateKey);
   const count = (path: string) => sim.requests.filter((r) => r.method === 'POST' && r.path === path).length;
   const progress: ExecuteProgress[] = [];
+  const onProgress = (p: ExecuteProgress) => void progress.push(p);
+  const userId = sim.demo.userId;
+  const routeId = sim.routes()[0]!.routeId;
+  const close = async () => {
+    await server.close();
+    sim.close();
+  };
+  cleanup.push(close);
   return {
     sim,
     client,
     wallet,
-    routeId: sim.routes()[0]!.routeId,
-    userId: sim.demo.userId,
+    routeId,
+    userId,
+    /** `execute` of 25 on the first route with the short margins, progress recorded; `extra` wins. */
+    execute: (
+      signer: BridgeSigner,
+      extra: Pick<BridgeExecuteParams, 'requote' | 'signing' | 'verify'> = {},
+      through = client,
+    ) => through.bridge.execute({ userId, routeId, amount: '25', signer, ...SHORT, onProgress, ...extra }),
     constructs: () => count(CONSTRUCT),
     submits: () => count(SUBMIT),
     progress,
-    onProgress: (p: ExecuteProgress) => void progress.push(p),
+    onProgress,
     built: () => progress.flatMap((p) => (p.step === 'constructed' ? [p.construct] : [])),
-    close: async () => {
-      await server.close();
-      sim.close();
-    },
+    close,
   };
 }
 
