@@ -3,10 +3,10 @@ import { BatchVerificationError } from '../errors/bridge-errors.js';
 import { AbortError } from '../errors/client-errors.js';
 import { Deadline } from '../http/abort.js';
 import {
-  compareQuotes,
   outsideTolerance,
   pinnedDifferences,
   type QuoteChange,
+  quoteChange,
 } from '../onchain/quote-change.js';
 import type { VerifiedBridgeBatch } from '../onchain/verify.js';
 import type { ExecutePolicy } from './execute-options.js';
@@ -53,7 +53,7 @@ export async function agreeWithBaseline(
       })),
     });
   }
-  const change = compareQuotes(baseline, next);
+  const change = quoteChange(baseline, next);
   if (options.rebuilt) options.report({ step: 'requoted', ...options.rebuilt, change });
   const { requote } = options;
   const reasons = outsideTolerance(

@@ -1,5 +1,6 @@
 import { PartnerError } from '../errors/base.js';
 import type { QuoteChange } from '../onchain/quote-change.js';
+import type { VerifiedBridgeBatch } from '../onchain/verify.js';
 
 /** Why quote-aware `execute` built a batch again. */
 export type RequoteReason = 'expiring' | 'signer-late' | 'service-503' | 'intent-expired';
@@ -23,16 +24,16 @@ export interface BuiltIntent {
 export class QuoteChangedError extends PartnerError {
   override name = 'QuoteChangedError' as const;
   readonly code = 'QUOTE_CHANGED' as const;
-  readonly baseline: unknown;
-  readonly next: unknown;
+  readonly baseline: VerifiedBridgeBatch;
+  readonly next: VerifiedBridgeBatch;
   readonly change: QuoteChange;
   readonly intentId: string;
   readonly transferId: string;
   readonly reasons: string[];
 
   constructor(init: {
-    baseline: unknown;
-    next: unknown;
+    baseline: VerifiedBridgeBatch;
+    next: VerifiedBridgeBatch;
     change: QuoteChange;
     intent: BuiltIntent;
     reasons: string[];

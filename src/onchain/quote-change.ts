@@ -1,5 +1,7 @@
 // How a rebuilt bridge batch differs from the baseline a person agreed to: the one shape that
 // quote-aware `execute` decides on, `QuoteChangedError` carries and `describeQuoteChange` words.
+import { readArgs } from '../core/args.js';
+import { ArgumentError } from '../errors/client-errors.js';
 
 /** One amount of the quote, before and after, in base units of its token. */
 export interface AmountChange {
@@ -88,13 +90,42 @@ function amountChange(
 /**
  * What moved from `baseline` to `next`, each figure against the baseline (never against an attempt
  * in between, so that small moves cannot add up unseen). Bps are rounded towards refusing: a drop
- * of what is received rounds down (further from zero), a rise of a fee up.
+ * of what is received rounds down (further from zero), a rise of a fee up. Takes two batches
+ * `verifyBridgeBatch` returned (or objects with their figures); anything else is an `ArgumentError`.
  *
  * @example
  * const change = compareQuotes(agreed, rebuilt);
  * if (change.amountOut.deltaBps < -50) askAgain(change);
  */
 export function compareQuotes(baseline: ComparableBatch, next: ComparableBatch): QuoteChange {
+  return readArgs('compareQuotes', () => {
+    const issues = [...shapeIssues(baseline, 'baseline'), ...shapeIssues(next, 'next')];
+    if (issues.length > 0) throw new ArgumentError({ where: 'compareQuotes', issues });
+    return quoteChange(baseline, next);
+  });
+}
+
+/** The figures a comparison reads that are missing or of the wrong type. */
+function shapeIssues(batch: ComparableBatch, path: string): { path: string; message: string }[] {
+  if (typeof batch !== 'object' || batch === null)
+    return [{ path, message: 'must be a batch verifyBridgeBatch returned' }];
+  const issues: { path: string; message: string }[] = [];
+  const amounts = [
+    ['source', batch.source],
+    ['destination', batch.destination],
+    ['providerFee', batch.providerFee],
+    ['gasFee', batch.gasFee],
+  ] as const;
+  for (const [name, figure] of amounts)
+    if (typeof figure?.amountRaw !== 'bigint')
+      issues.push({ path: `${path}.${name}.amountRaw`, message: 'must be a bigint' });
+  for (const name of ['fillDeadline', 'quoteExpiresAt'] as const)
+    if (!(batch[name] instanceof Date)) issues.push({ path: `${path}.${name}`, message: 'must be a Date' });
+  return issues;
+}
+
+/** `compareQuotes` on figures known to be of the right types. */
+export function quoteChange(baseline: ComparableBatch, next: ComparableBatch): QuoteChange {
   const amountIn = baseline.source.amountRaw;
   return {
     amountOut: amountChange(baseline.destination, next.destination, baseline.destination.amountRaw, false),

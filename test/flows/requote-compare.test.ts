@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { transfer } from '../../fixtures/wire.js';
-import { compareQuotes, IntentNotFoundError } from '../../src/index.js';
+import { ArgumentError, compareQuotes, IntentNotFoundError } from '../../src/index.js';
 import { account, bridgeService } from '../helpers/bridge-service.js';
 import { envelopeError, json, makeClient } from '../helpers/mock-fetch.js';
 
@@ -31,6 +31,18 @@ describe('compareQuotes', () => {
     expect(compareQuotes(base, batch(10_001n, 25_000n, 120_000n)).amountOut.deltaBps).toBe(1);
     expect(compareQuotes(batch(30_000n, 0n, 0n), batch(30_001n, 0n, 0n)).amountOut.deltaBps).toBe(0);
     expect(compareQuotes(batch(30_000n, 0n, 0n), batch(29_999n, 0n, 0n)).amountOut.deltaBps).toBe(-1);
+  });
+
+  it('refuses what is not a batch with an ArgumentError naming each missing figure', () => {
+    const error = (() => {
+      try {
+        compareQuotes({} as never, batch(1n, 0n, 0n));
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(ArgumentError);
+    expect((error as ArgumentError).issues.map((i) => i.path)).toContain('baseline.destination.amountRaw');
   });
 
   it('property: the bps never understate a drop or a fee rise', () => {
