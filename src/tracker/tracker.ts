@@ -17,6 +17,11 @@ import type { TrackerRecord } from './store.js';
 const PRUNE_EVERY_MS = 3_600_000;
 
 const trackArgs = z.lazy(() => z.strictObject({ userId: nonEmptyString, transferId: nonEmptyString }));
+const runOnceOptions = z.lazy(() =>
+  z.strictObject({
+    limit: z.int({ error: 'must be a whole number' }).positive('must be positive').optional(),
+  }),
+);
 const trackOptions = z.lazy(() => z.strictObject({ db: z.unknown().optional() }).optional());
 
 /** What `runOnce` did. */
@@ -140,7 +145,7 @@ export class TransferTracker {
    * @example
    * const { read, dispatched } = await tracker.runOnce({ limit: 50 });
    */
-  runOnce(options: { limit?: number } = {}): Promise<TrackerRound> {
+  async runOnce(options: { limit?: number } = {}): Promise<TrackerRound> {
     const { limit } = parseArgs(
       z.strictObject({
         limit: z.int({ error: 'must be a whole number' }).positive('must be positive').optional(),
@@ -148,10 +153,8 @@ export class TransferTracker {
       options ?? {},
       'TransferTracker.runOnce',
     );
-    return this.#hold(this.#round(limit ?? this.#settings.batchSize)).then(({ read, dispatched }) => ({
-      read,
-      dispatched,
-    }));
+    const { read, dispatched } = await this.#hold(this.#round(limit ?? this.#settings.batchSize));
+    return { read, dispatched };
   }
 
   /**
