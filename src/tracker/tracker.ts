@@ -146,13 +146,7 @@ export class TransferTracker {
    * const { read, dispatched } = await tracker.runOnce({ limit: 50 });
    */
   async runOnce(options: { limit?: number } = {}): Promise<TrackerRound> {
-    const { limit } = parseArgs(
-      z.strictObject({
-        limit: z.int({ error: 'must be a whole number' }).positive('must be positive').optional(),
-      }),
-      options ?? {},
-      'TransferTracker.runOnce',
-    );
+    const { limit } = parseArgs(runOnceOptions, options ?? {}, 'TransferTracker.runOnce');
     const { read, dispatched } = await this.#hold(this.#round(limit ?? this.#settings.batchSize));
     return { read, dispatched };
   }

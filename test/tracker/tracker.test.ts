@@ -154,7 +154,7 @@ describe('createTransferTracker: arguments', () => {
     await expect(tracker.track({ userId: '', transferId: 'brt_1' })).rejects.toThrow(ArgumentError);
     await expect(tracker.track({ userId: 'usr_1' } as never)).rejects.toThrow(ArgumentError);
     await expect(tracker.pollOnce('brt_never_tracked')).rejects.toThrow(ArgumentError);
-    expect(() => tracker.on('finished' as never, () => {})).toThrow(ArgumentError);
+    expect(() => tracker.on('finished' as never, (() => {}) as never)).toThrow(ArgumentError);
     await expect(tracker.runOnce({ limit: 0 })).rejects.toThrow(ArgumentError);
     const signer = privateKeyToAccount(sim.demo.wallet.privateKey);
     await expect(
