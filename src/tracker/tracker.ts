@@ -206,14 +206,18 @@ export class TransferTracker {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     // Steps still waiting for room to read give their leases back; reads already sent finish.
-    this.#abort.abort();
-    if (this.#inFlight.size === 0) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const bound = new Promise((resolve) => {
-      timer = setTimeout(resolve, this.#settings.leaseMs);
-    });
-    await Promise.race([Promise.allSettled([...this.#inFlight]), bound]);
-    clearTimeout(timer);
+    const stopping = this.#abort;
+    stopping.abort();
+    if (this.#inFlight.size > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const bound = new Promise((resolve) => {
+        timer = setTimeout(resolve, this.#settings.leaseMs);
+      });
+      await Promise.race([Promise.allSettled([...this.#inFlight]), bound]);
+      clearTimeout(timer);
+    }
+    // A `runOnce` or `pollOnce` after `stop()` works as before `start()`.
+    if (this.#abort === stopping) this.#abort = new AbortController();
   }
 
   #context(): StepContext {

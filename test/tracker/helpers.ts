@@ -8,11 +8,7 @@ import {
   type TransferTracker,
   type TransferTrackerOptions,
 } from '../../src/index.js';
-import {
-  createPartnerSimulator,
-  type PartnerSimulator,
-  type SimulatorOptions,
-} from '../../src/testing/index.js';
+import { createPartnerSimulator, PartnerSimulator, type SimulatorOptions } from '../../src/testing/index.js';
 
 export const ROUTE = 'base-usdc-to-bsc-usdc';
 
@@ -44,14 +40,18 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/**
+ * A simulator, a client of it and a tracker on the fast durations. With `baseUrl` (a simulator
+ * given whole, serving over HTTP) the client goes over the network instead of `sim.fetch`.
+ */
 export function harness(
   options: Partial<TransferTrackerOptions> = {},
-  simOptions: SimulatorOptions = {},
-  baseUrl?: (sim: PartnerSimulator) => string,
+  simulator: SimulatorOptions | PartnerSimulator = {},
+  baseUrl?: string,
 ): Harness {
-  const sim = createPartnerSimulator(simOptions);
+  const sim = simulator instanceof PartnerSimulator ? simulator : createPartnerSimulator(simulator);
   const client = new PartnerClient({
-    baseUrl: baseUrl?.(sim) ?? sim.baseUrl,
+    baseUrl: baseUrl ?? sim.baseUrl,
     ...sim.demo.credentials,
     ...(baseUrl ? {} : { fetch: sim.fetch }),
   });

@@ -171,3 +171,18 @@ describe('createTransferTracker with a callback router', () => {
     expect(reads / ids.length).toBeLessThanOrEqual(2);
   });
 });
+
+describe('createTransferTracker: rounds without start', () => {
+  it('runOnce works before start and after stop, for cron, a queue job or a Lambda', async () => {
+    h = harness();
+    const a = await h.submitted();
+    await h.tracker.track({ userId: h.userId, transferId: a });
+    expect(await h.tracker.runOnce({ limit: 10 })).toEqual({ read: 1, dispatched: 1 });
+    await h.tracker.start();
+    await h.tracker.stop();
+    h.sim.advance(a, 'source_confirmed');
+    h.sim.advance(a, 'delivered');
+    await until(async () => (await h!.tracker.runOnce()).dispatched === 1, 'delivered by a round after stop');
+    expect(statesOf(h, a).at(-1)).toEqual(['delivered', 'submitted']);
+  });
+});
