@@ -28,7 +28,12 @@ export interface TrackerStoreConformanceOptions {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const owner = (name: string) => `${name}-${Math.random().toString(36).slice(2, 8)}`;
 
-/** A transfer as the service sends it, in `status`. */
+/**
+ * A transfer as the service sends it, in `status`: a fixture for a store's own tests.
+ *
+ * @example
+ * await store.observe(id, conformanceTransfer(id, 'usr_1', 'delivered'), 4);
+ */
 export function conformanceTransfer(transferId: string, userId: string, status: string): BridgeTransfer {
   const side = {
     chain: 'base',

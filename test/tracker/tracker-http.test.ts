@@ -71,15 +71,19 @@ describe('createTransferTracker over HTTP', () => {
         ).transferId,
       );
     }
-    ids.forEach((id, i) => {
-      if (i % 3 === 2) return void sim.advance(id, 'failed', { failureReason: 'reverted' });
+    for (const [i, id] of ids.entries()) {
+      if (i % 3 === 2) {
+        sim.advance(id, 'failed', { failureReason: 'reverted' });
+        continue;
+      }
       sim.advance(id, 'source_confirmed');
-      if (i % 3 === 0) sim.advance(id, 'delivered');
-      else {
+      if (i % 3 === 0) {
+        sim.advance(id, 'delivered');
+      } else {
         sim.advance(id, 'refund_pending');
         sim.advance(id, 'refunded');
       }
-    });
+    }
     await until(() => h!.finals.length === ids.length, 'every final');
     expect(refused.size).toBeGreaterThan(0);
     for (const id of ids) {
