@@ -27,8 +27,10 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   callbacks: ['schemas', 'errors', 'core', 'http'],
   // The Redis stores implement auth's and callbacks' store contracts, and nothing above them.
   redis: ['schemas', 'errors', 'core', 'auth', 'callbacks'],
-  testing: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
-  index: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'client'],
+  // The transfer tracker: above the flows (it reads through a client's structural shape), below client.ts.
+  tracker: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
+  testing: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'tracker'],
+  index: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'client', 'tracker'],
   // The CLI sits on top, beside client.ts: a consumer of the two public entries and nothing else.
   cli: ['index', 'testing'],
 };

@@ -1,12 +1,14 @@
 import { parseArgs, parseOptions, readArgs, requestOptionsSchema } from '../core/args.js';
 import { ignoreReport, isolate } from '../core/isolate.js';
 import type { RequestOptions } from '../core/request-options.js';
+import type { ExecuteTracker } from '../core/tracking.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import { untraced } from '../http/tracing.js';
 import type { BridgeSigner } from '../onchain/sign.js';
 import type { VerifyBridgeBatchOptions } from '../onchain/verify.js';
 import { type BridgeConstructParams, constructArgs } from '../resources/params.js';
 import { executePolicy, type RequoteOptions, type SigningOptions } from './execute-options.js';
+import { checkExecuteTracker } from './execute-tracking.js';
 import type { BridgeExecuteResult, ExecuteProgress, ExecuteSteps } from './execute-types.js';
 import { runBuilds } from './requote.js';
 
@@ -35,6 +37,15 @@ export type BridgeExecuteParams = BridgeConstructParams & {
    * changes the outcome.
    */
   onProgress?: (progress: ExecuteProgress) => void;
+  /**
+   * A transfer tracker (`createTransferTracker`) that records each constructed transfer right
+   * after construct, before anything is signed; when it cannot, execute stops with a
+   * `TrackerError` and signs nothing.
+   *
+   * @example
+   * await client.bridge.execute({ userId, routeId, amount, signer, tracker });
+   */
+  tracker?: ExecuteTracker;
 };
 
 /** The whole bridge flow, verified before signing: route → construct → verify → sign → send. */
@@ -43,29 +54,33 @@ export async function executeBridge(
   params: BridgeExecuteParams,
   options: RequestOptions | undefined,
 ): Promise<BridgeExecuteResult> {
-  const { signer, verify, onProgress, request, wallet, requote, signing } = readArgs('bridge.execute', () => {
-    const { signer, verify, onProgress, requote, signing, ...request } =
-      params ?? ({} as BridgeExecuteParams);
-    const address: unknown = signer?.address;
-    const signMessage = signer?.signMessage;
-    const signAuthorization = signer?.signAuthorization;
-    const wallet = typeof address === 'string' && typeof signMessage === 'function' ? address : undefined;
-    // The signer as read now, so that the wallet verified is the wallet that signs.
-    const fixed: BridgeSigner | undefined =
-      wallet === undefined
-        ? undefined
-        : {
-            address: wallet,
-            signMessage: (args, context) => signMessage!.call(signer, args, context),
-            ...(typeof signAuthorization === 'function'
-              ? { signAuthorization: (args, context) => signAuthorization.call(signer, args, context) }
-              : {}),
-          };
-    return { signer: fixed, verify, onProgress, request, wallet, requote, signing };
-  });
+  const { signer, verify, onProgress, request, wallet, requote, signing, tracker } = readArgs(
+    'bridge.execute',
+    () => {
+      const { signer, verify, onProgress, requote, signing, tracker, ...request } =
+        params ?? ({} as BridgeExecuteParams);
+      const address: unknown = signer?.address;
+      const signMessage = signer?.signMessage;
+      const signAuthorization = signer?.signAuthorization;
+      const wallet = typeof address === 'string' && typeof signMessage === 'function' ? address : undefined;
+      // The signer as read now, so that the wallet verified is the wallet that signs.
+      const fixed: BridgeSigner | undefined =
+        wallet === undefined
+          ? undefined
+          : {
+              address: wallet,
+              signMessage: (args, context) => signMessage!.call(signer, args, context),
+              ...(typeof signAuthorization === 'function'
+                ? { signAuthorization: (args, context) => signAuthorization.call(signer, args, context) }
+                : {}),
+            };
+      return { signer: fixed, verify, onProgress, request, wallet, requote, signing, tracker };
+    },
+  );
   const args = parseArgs(constructArgs, request, 'bridge.execute');
   options = parseOptions(requestOptionsSchema, options, 'bridge.execute');
   const policy = executePolicy(requote, signing);
+  const checkedTracker = checkExecuteTracker(tracker);
   if (wallet === undefined) {
     throw new ArgumentError({
       where: 'bridge.execute',
@@ -101,6 +116,7 @@ export async function executeBridge(
     signer: signer!,
     verify,
     policy,
+    tracker: checkedTracker,
     report,
     span: steps.span ?? untraced,
     options,

@@ -4,6 +4,7 @@ import type { AmountInput } from '../core/amounts.js';
 import { toRawAmount } from '../core/amounts.js';
 import { DEFAULTS } from '../core/defaults.js';
 import type { RequestOptions } from '../core/request-options.js';
+import type { ExecuteTracker } from '../core/tracking.js';
 import { IntentNotFoundError, ServiceUnavailableError } from '../errors/api-error.js';
 import { BatchVerificationError, SubmitOutcomeUnknownError } from '../errors/bridge-errors.js';
 import { AbortError } from '../errors/client-errors.js';
@@ -16,6 +17,7 @@ import type { BridgeConstructParams } from '../resources/params.js';
 import type { BridgeConstructResult, BridgeRoute } from '../schemas/bridge.js';
 import { agreeWithBaseline, type Baseline } from './consent.js';
 import type { ExecutePolicy } from './execute-options.js';
+import { trackBeforeSigning } from './execute-tracking.js';
 import type { BridgeExecuteResult, ExecuteProgress, ExecuteSteps } from './execute-types.js';
 import {
   type BuiltIntent,
@@ -40,6 +42,8 @@ export interface ExecuteRun {
   signer: BridgeSigner;
   verify: VerifyBridgeBatchOptions | undefined;
   policy: ExecutePolicy;
+  /** Records each constructed transfer before anything of it is signed. */
+  tracker: ExecuteTracker | undefined;
   report: (progress: ExecuteProgress) => void;
   span: SpanRunner;
   options: RequestOptions | undefined;
@@ -118,6 +122,7 @@ async function buildOnce(
       return { rebuild: 'service-503', error, ...retryAfter(error.retryAfterMs) };
     throw error;
   }
+  await trackBeforeSigning(run.tracker, run.userId, construct);
   run.report({ step: 'constructed', construct });
   const intent: BuiltIntent = {
     intentId: construct.intentId,
