@@ -27,6 +27,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   callbacks: ['schemas', 'errors', 'core', 'http'],
   // The Redis stores implement auth's and callbacks' store contracts, and nothing above them.
   redis: ['schemas', 'errors', 'core', 'auth', 'callbacks'],
+  // The Postgres stores: the same, plus the tracker's store contract.
+  postgres: ['schemas', 'errors', 'core', 'auth', 'callbacks', 'tracker'],
   testing: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
   index: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'client'],
   // The CLI sits on top, beside client.ts: a consumer of the two public entries and nothing else.
@@ -290,8 +292,8 @@ describe('architecture: the folders are the layers (ARCHITECTURE.md)', () => {
     expect(fetches).toEqual([7, 8]);
   });
 
-  it('inside callbacks/ and redis/: no import circle, and nothing there imports the router', () => {
-    const files = ['src/callbacks', 'src/redis'].flatMap((dir) =>
+  it('inside callbacks/, redis/ and postgres/: no import circle, and nothing there imports the router', () => {
+    const files = ['src/callbacks', 'src/redis', 'src/postgres'].flatMap((dir) =>
       sourceFiles(dir).map((path) => path.split('\\').join('/')),
     );
     expect(circles(files).map((circle) => circle.join(' → '))).toEqual([]);

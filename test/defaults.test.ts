@@ -44,6 +44,7 @@ describe('DEFAULTS', () => {
         callbackPrefix: 'partner-s2s:callback:',
         callbackTtlSeconds: 7 * 86_400,
       },
+      postgres: { schema: 'partner_s2s', timeoutMs: 10_000 },
       verifier: {
         expiryMarginMs: 15_000,
         entryPoints: [ENTRY_POINT_V07, ENTRY_POINT_V08],
@@ -59,6 +60,7 @@ describe('DEFAULTS', () => {
     expect(Object.isFrozen(DEFAULTS.wait.withRouter)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.callbacks)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.redis)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.postgres)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.verifier)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.verifier.entryPoints)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.verifier.delegates)).toBe(true);
