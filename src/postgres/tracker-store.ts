@@ -41,9 +41,10 @@ const recordSchema = z.lazy(() =>
     updatedAt: epochMs,
   }),
 );
+// A lease is the store's own answer handed back: what identifies it is checked, not the record again.
 const leaseSchema = z.lazy(() =>
   z.looseObject({
-    record: recordSchema,
+    record: z.looseObject({ transferId: nonEmptyString }),
     fence: z.int({ error: 'must be an integer' }),
     owner: nonEmptyString,
   }),
