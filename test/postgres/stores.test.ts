@@ -118,13 +118,14 @@ for (const target of targets) {
     it('callback store: a commit by a claim taken over records nothing', async () => {
       const store = createPostgresCallbackStore({ pool: pool(), schema: freshSchema() });
       const short = { ...request('submitted', 1), ttlMs: 20 };
+      const long = { ...short, ttlMs: 60_000 };
       const first = await store.claim(short);
       await sleep(60);
-      const second = await store.claim(short);
+      const second = await store.claim(long);
       if (first.outcome !== 'claimed' || second.outcome !== 'claimed') throw new Error('expected claims');
       await store.commit(short, first.token);
-      expect((await store.claim({ ...short, ttlMs: 60_000 })).outcome).toBe('busy');
-      await store.commit(short, second.token);
+      expect((await store.claim(long)).outcome).toBe('busy');
+      await store.commit(long, second.token);
       expect((await store.claim(short)).outcome).toBe('duplicate');
     });
 
