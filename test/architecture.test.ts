@@ -29,8 +29,10 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   redis: ['schemas', 'errors', 'core', 'auth', 'callbacks'],
   // The Postgres stores: the same, plus the tracker's store contract.
   postgres: ['schemas', 'errors', 'core', 'auth', 'callbacks', 'tracker'],
-  testing: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
-  index: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'client'],
+  // The transfer tracker: above the flows (it reads through a client's structural shape), below client.ts.
+  tracker: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
+  testing: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'tracker'],
+  index: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'client', 'tracker'],
   // The CLI sits on top, beside client.ts: a consumer of the two public entries and nothing else.
   cli: ['index', 'testing'],
 };

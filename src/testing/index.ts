@@ -12,6 +12,7 @@ export {
   rehashBundle,
 } from './batch.js';
 export type { CallbackDelivery } from './simulator/callbacks.js';
+export type { ReceivedRequest } from './simulator/endpoints.js';
 export {
   createPartnerSimulator,
   PartnerSimulator,
@@ -19,3 +20,9 @@ export {
   type SimUser,
   type SimulatorOptions,
 } from './simulator.js';
+export {
+  type ConformanceRunner,
+  conformanceTransfer,
+  type TrackerStoreConformanceOptions,
+  trackerStoreConformance,
+} from './tracker-conformance.js';

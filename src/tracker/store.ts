@@ -33,6 +33,12 @@ export interface TrackerRecord {
   failures: number;
   /** Reads made of this transfer, for the figures a partner may want. */
   reads: number;
+  /**
+   * When the quote of a pending transfer expires (epoch ms), when the tracker knows it (a transfer
+   * recorded by `execute`): it is read once shortly after, to learn that it expired. Optional, so
+   * that a store written before it keeps working; a store that keeps the record whole keeps it.
+   */
+  expiresAt?: number | null;
   /** How the record came to be. */
   source: 'track' | 'execute' | 'discovered';
   /** Epoch ms, by the tracker's clock. */
@@ -57,6 +63,7 @@ export interface TrackOptions {
   db?: unknown;
 }
 
+/** What `claimDue` (and, without `limit`, `claim`) takes. */
 export interface ClaimDueRequest {
   /** A name for this process, unique in the fleet. */
   owner: string;
@@ -65,6 +72,7 @@ export interface ClaimDueRequest {
   limit: number;
 }
 
+/** What `claim` answers: a lease, or why there is none. */
 export type ClaimOneResult =
   | { outcome: 'claimed'; lease: TrackerLease }
   /** Another owner holds an unexpired lease on it. */
@@ -72,6 +80,7 @@ export type ClaimOneResult =
   /** No record for this transfer. */
   | { outcome: 'unknown' };
 
+/** What `complete` writes. */
 export interface CompleteRequest {
   /** The record as the tracker leaves it. */
   record: TrackerRecord;
