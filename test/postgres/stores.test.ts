@@ -10,6 +10,7 @@ import {
   migratePostgres,
   PostgresStoreError,
 } from '../../src/postgres/index.js';
+import { trackerStoreConformance } from '../../src/testing/index.js';
 import { deliverToFleet } from '../helpers/callback-fleet.js';
 import {
   PGBOUNCER,
@@ -23,7 +24,6 @@ import {
   startPostgres,
 } from '../helpers/postgres-server.js';
 import { freshSchema, record, sleep } from './records.js';
-import { trackerContract } from './tracker-contract.js';
 
 skipOrFail(POSTGRES_SERVER, POSTGRES_MISSING);
 skipOrFail(PGBOUNCER, PGBOUNCER_MISSING);
@@ -78,9 +78,9 @@ for (const target of targets) {
   describe.runIf(target.available)(`Postgres stores, ${target.name}`, { timeout: 30_000 }, () => {
     const pool = () => poolOf(target.url());
 
-    describe('tracker store contract', () => {
-      trackerContract(async () => createPostgresTrackerStore({ pool: pool(), schema: freshSchema() }));
-    });
+    trackerStoreConformance({ describe, it }, () =>
+      createPostgresTrackerStore({ pool: pool(), schema: freshSchema() }),
+    );
 
     it('callback store: claimed, busy, duplicate, stale; release and expiry free the claim', async () => {
       const store = createPostgresCallbackStore({ pool: pool(), schema: freshSchema() });
