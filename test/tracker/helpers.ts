@@ -35,6 +35,8 @@ export interface Harness {
   reads(transferId: string): number;
   /** A transfer submitted through execute (no tracker), left `submitted`. */
   submitted(amount?: string): Promise<string>;
+  /** `count` transfers through `execute({ tracker })`, one after another. */
+  executed(count: number): Promise<string[]>;
   /** A transfer constructed and never signed (`pending`). */
   unsigned(): Promise<string>;
   close(): Promise<void>;
@@ -77,6 +79,15 @@ export function harness(
         signer,
       });
       return transferId;
+    },
+    async executed(count) {
+      const signer = privateKeyToAccount(sim.demo.wallet.privateKey);
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const params = { userId: sim.demo.userId, routeId: ROUTE, amount: '1', signer, tracker };
+        ids.push((await client.bridge.execute(params)).transferId);
+      }
+      return ids;
     },
     async unsigned() {
       const built = await client.bridge.construct({ userId: sim.demo.userId, routeId: ROUTE, amount: '1' });

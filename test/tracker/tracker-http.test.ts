@@ -1,10 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCallbackRouter } from '../../src/index.js';
 import { createPartnerSimulator, type PartnerSimulator } from '../../src/testing/index.js';
 import { closeCallbackServers, serveCallbacks } from '../helpers/callback-server.js';
-import { type Harness, harness, ROUTE, sleep, statesOf, until } from './helpers.js';
+import { type Harness, harness, sleep, statesOf, until } from './helpers.js';
 
 let h: Harness | undefined;
 let server: { close: () => Promise<void> } | undefined;
@@ -56,21 +55,7 @@ describe('createTransferTracker over HTTP', () => {
       sim,
     );
     await h.tracker.start();
-    const signer = privateKeyToAccount(sim.demo.wallet.privateKey);
-    const ids: string[] = [];
-    for (let i = 0; i < 9; i++) {
-      ids.push(
-        (
-          await h.client.bridge.execute({
-            userId: h.userId,
-            routeId: ROUTE,
-            amount: '1',
-            signer,
-            tracker: h.tracker,
-          })
-        ).transferId,
-      );
-    }
+    const ids = await h.executed(9);
     for (const [i, id] of ids.entries()) {
       if (i % 3 === 2) {
         sim.advance(id, 'failed', { failureReason: 'reverted' });

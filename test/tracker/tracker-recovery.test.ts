@@ -144,21 +144,7 @@ describe('createTransferTracker with a callback router', () => {
       },
     );
     await h.tracker.start();
-    const signer = privateKeyToAccount(h.sim.demo.wallet.privateKey);
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      ids.push(
-        (
-          await h.client.bridge.execute({
-            userId: h.userId,
-            routeId: ROUTE,
-            amount: '1',
-            signer,
-            tracker: h.tracker,
-          })
-        ).transferId,
-      );
-    }
+    const ids = await h.executed(5);
     await until(() => h!.finals.length === 5, 'every final');
     for (const id of ids) {
       const states = statesOf(h, id).map(([status]) => status);
