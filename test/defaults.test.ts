@@ -44,6 +44,7 @@ describe('DEFAULTS', () => {
         callbackPrefix: 'partner-s2s:callback:',
         callbackTtlSeconds: 7 * 86_400,
       },
+      postgres: { schema: 'partner_s2s', timeoutMs: 10_000 },
       tracker: {
         schedule: { pending: 30_000, submitted: 5_000, source_confirmed: 10_000, refund_pending: 300_000 },
         growthFactor: 1.5,
@@ -82,6 +83,7 @@ describe('DEFAULTS', () => {
     expect(Object.isFrozen(DEFAULTS.tracker.schedule)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.tracker.discover)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.redis)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.postgres)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.verifier)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.verifier.entryPoints)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.verifier.delegates)).toBe(true);

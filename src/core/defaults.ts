@@ -20,9 +20,9 @@ export const API_PREFIX = '/api/v1/s2s';
  * The defaults of `new PartnerClient(options)`, and under `wait` those of
  * `client.bridge.transfers.wait`, one place for the code and its docs. Frozen: read them, spread
  * them into options, never assign to them. Under `callbacks` those of `createCallbackRouter`,
- * under `redis` those of the `partner-s2s-sdk/redis` stores, under `verifier` those of
- * `verifyBridgeBatch`, under `requote` and `signing` those of `bridge.execute`, under `tracker`
- * those of `createTransferTracker`.
+ * under `redis` and `postgres` those of the `partner-s2s-sdk/redis` and `partner-s2s-sdk/postgres`
+ * stores, under `verifier` those of `verifyBridgeBatch`, under `requote` and `signing` those of
+ * `bridge.execute`, under `tracker` those of `createTransferTracker`.
  *
  * @example
  * import { DEFAULTS, PartnerClient } from 'partner-s2s-sdk';
@@ -83,6 +83,10 @@ export const DEFAULTS: {
     readonly tokenPrefix: string;
     readonly callbackPrefix: string;
     readonly callbackTtlSeconds: number;
+  };
+  readonly postgres: {
+    readonly schema: string;
+    readonly timeoutMs: number;
   };
   readonly tracker: {
     readonly schedule: {
@@ -197,6 +201,13 @@ export const DEFAULTS: {
     callbackPrefix: 'partner-s2s:callback:',
     /** How long `createRedisCallbackStore` keeps a transfer's state after its last change: 7 days. */
     callbackTtlSeconds: 7 * 86_400,
+  }),
+  /** The stores of `partner-s2s-sdk/postgres` and `migratePostgres`. */
+  postgres: Object.freeze({
+    /** The schema their tables are created in. */
+    schema: 'partner_s2s',
+    /** Each statement (a migration: its lock wait and its run) answers within this, or fails. */
+    timeoutMs: 10_000,
   }),
   /** `createTransferTracker` (`TransferTrackerOptions`). */
   tracker: Object.freeze({
