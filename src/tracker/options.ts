@@ -65,7 +65,8 @@ export interface TransferTrackerOptions {
   store?: TrackerStore;
   /**
    * A callback router whose deliveries count as observations: each state it dispatches is recorded
-   * (`store.observe`) and reaches the tracker's events once, like a read, without a read of its own.
+   * (`store.observe`) and reaches the tracker's events once, like a read, and wakes a read of that
+   * transfer (the delivery is the trigger, the read the truth).
    * The router's listeners see what they saw without it.
    * @example
    * createTransferTracker({ client, router: createCallbackRouter({ authenticate }) });

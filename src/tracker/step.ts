@@ -30,16 +30,19 @@ export interface StepResult {
 }
 
 /**
- * One step of one leased transfer: a read unless an observation is waiting to be dispatched (or
- * `forceRead`), the newer state dispatched, the schedule moved on, the record committed under the
- * lease's fence. A commit the fence refuses is dropped: another owner has the transfer now.
+ * One step of one leased transfer: a read (a state delivered or listed wakes one too, since
+ * a callback is a trigger and the read is the truth; a final one needs none), the newest state dispatched, the schedule moved
+ * on, the record committed under the lease's fence. A commit the fence refuses is dropped: another
+ * owner has the transfer now. When the read fails, a delivered state still waiting is dispatched.
  */
 export async function step(ctx: StepContext, lease: TrackerLease, forceRead = false): Promise<StepResult> {
   const record: TrackerRecord = structuredClone(lease.record);
   const id = record.transferId;
   const result: StepResult = { read: 0, dispatched: 0 };
   const waiting = record.observedRank > record.dispatchedRank;
-  if (forceRead || (!waiting && !record.final)) {
+  // A final state, delivered or listed, cannot change: nothing is left to read.
+  const settled = waiting && FINAL_STATES.has(record.observed!.status);
+  if (forceRead || (!record.final && !settled)) {
     try {
       await ctx.limiter.take(ctx.signal);
     } catch {
@@ -58,12 +61,14 @@ export async function step(ctx: StepContext, lease: TrackerLease, forceRead = fa
       record.failures += 1;
       record.updatedAt = Date.now();
       ctx.events.fail(readError(error, id), `reading ${id} failed; read again later`);
-      await settle(
-        ctx,
-        () => ctx.store.complete(lease, { record, nextReadInMs: backoff(ctx.schedule, record) }),
-        id,
-      );
-      return result;
+      if (!waiting) {
+        await settle(
+          ctx,
+          () => ctx.store.complete(lease, { record, nextReadInMs: backoff(ctx.schedule, record) }),
+          id,
+        );
+        return result;
+      }
     }
   }
   let retryMs: number | undefined;
