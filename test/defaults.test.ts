@@ -51,6 +51,7 @@ describe('DEFAULTS', () => {
         requirePaymaster: true,
         allowIntegratorSuffix: true,
       },
+      describe: { locale: 'en-US', timeZone: 'UTC', maxFractionDigits: 18, highFeeBps: 100 },
     });
     expect(Object.isFrozen(DEFAULTS)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.retry)).toBe(true);
@@ -62,6 +63,7 @@ describe('DEFAULTS', () => {
     expect(Object.isFrozen(DEFAULTS.verifier)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.verifier.entryPoints)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.verifier.delegates)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.describe)).toBe(true);
     expect(() => {
       (DEFAULTS as { timeoutMs: number }).timeoutMs = 1;
     }).toThrow(TypeError);

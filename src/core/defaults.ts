@@ -21,7 +21,7 @@ export const API_PREFIX = '/api/v1/s2s';
  * `client.bridge.transfers.wait`, one place for the code and its docs. Frozen: read them, spread
  * them into options, never assign to them. Under `callbacks` those of `createCallbackRouter`,
  * under `redis` those of the `partner-s2s-sdk/redis` stores, under `verifier` those of
- * `verifyBridgeBatch`.
+ * `verifyBridgeBatch`, under `describe` those of `describeBridgeBatch` and `describeQuoteChange`.
  *
  * @example
  * import { DEFAULTS, PartnerClient } from 'partner-s2s-sdk';
@@ -89,6 +89,12 @@ export const DEFAULTS: {
     readonly delegates: readonly Address[];
     readonly requirePaymaster: boolean;
     readonly allowIntegratorSuffix: boolean;
+  };
+  readonly describe: {
+    readonly locale: string;
+    readonly timeZone: string;
+    readonly maxFractionDigits: number;
+    readonly highFeeBps: number;
   };
 } = Object.freeze({
   /** Time for one attempt: the wait for a token plus the request to the last byte of its answer. */
@@ -175,5 +181,16 @@ export const DEFAULTS: {
     requirePaymaster: true,
     /** Across deposits carry an integrator tag the SpokePool ignores. */
     allowIntegratorSuffix: true,
+  }),
+  /** `describeBridgeBatch` and `describeQuoteChange` (`DescribeOptions`). */
+  describe: Object.freeze({
+    /** Numbers, dates and times in US English unless told otherwise; never the machine's own locale. */
+    locale: 'en-US',
+    /** Times in UTC: the same text on every server. */
+    timeZone: 'UTC',
+    /** Every digit of every token in the SDK's table (18 decimals at most); more are cut safely. */
+    maxFractionDigits: 18,
+    /** Fees above 1 % of the amount are a `HIGH_FEE` warning. */
+    highFeeBps: 100,
   }),
 });
