@@ -21,7 +21,6 @@ export function batchWarnings(verified: VerifiedBridgeBatch): DescriptionWarning
     if (delegateName(verified.delegate) === undefined) codes.push('UNKNOWN_DELEGATE');
   }
   if (!source.known || !destination.known) codes.push('UNKNOWN_TOKEN');
-  if (source.symbol.toUpperCase() !== destination.symbol.toUpperCase()) codes.push('DIFFERENT_TOKEN');
   if (CHAIN_NAMES[source.chainId] === undefined || CHAIN_NAMES[destination.chainId] === undefined)
     codes.push('UNKNOWN_CHAIN');
   if (verified.exclusiveRelayer !== null) codes.push('EXCLUSIVE_RELAYER');

@@ -108,8 +108,6 @@ function warningText(code: DescriptionWarningCode, context: TextContext): string
             `${shown(side.symbol)} on ${chainName(side)} (${shortAddress(side.token)}) is not in the SDK's token table: only the route vouches for its symbol`,
         )
         .join('; ');
-    case 'DIFFERENT_TOKEN':
-      return `You receive ${shown(destination.symbol)}, not the ${shown(source.symbol)} you send`;
     case 'UNKNOWN_CHAIN':
       return `The SDK has no name for chain ${[source, destination]
         .filter((side) => CHAIN_NAMES[side.chainId] === undefined)

@@ -11,7 +11,6 @@ export const BRIDGE_SUMMARY_SCHEMA = 'partner-s2s/bridge-summary@1';
  * - `FIRST_DELEGATION`: signing also delegates the wallet (EIP-7702) on the source chain;
  * - `UNKNOWN_DELEGATE`: to code that is not one of the published delegates (a partner allowed it);
  * - `UNKNOWN_TOKEN`: a token the SDK's table does not list: only the route vouches for its symbol;
- * - `DIFFERENT_TOKEN`: the token received is not the one sent;
  * - `UNKNOWN_CHAIN`: a chain the SDK has no name for;
  * - `EXCLUSIVE_RELAYER`: one relayer alone may fill the deposit at first;
  * - `NO_PAYMASTER`: the wallet pays the network fee itself;
@@ -22,7 +21,6 @@ export type DescriptionWarningCode =
   | 'FIRST_DELEGATION'
   | 'UNKNOWN_DELEGATE'
   | 'UNKNOWN_TOKEN'
-  | 'DIFFERENT_TOKEN'
   | 'UNKNOWN_CHAIN'
   | 'EXCLUSIVE_RELAYER'
   | 'NO_PAYMASTER'
