@@ -72,7 +72,8 @@ export { ACROSS_SPOKE_POOLS, type KnownToken, WELL_KNOWN_TOKENS } from './onchai
 
 // Describe a verified batch for an approver and a signer's policy; word a change of quote.
 export { BRIDGE_SUMMARY_SCHEMA, describeBridgeBatch } from './onchain/describe.js';
-export type { BridgeBatchView, BridgeBatchBinding, BridgeSummaryMachine, MachineField } from './onchain/describe.js';
+export type { BridgeBatchView, BridgeBatchBinding, MachineField } from './onchain/describe.js';
+export type { BridgeSummaryMachine } from './onchain/describe.js';
 export type { DescribeOptions, DescriptionWarning, DescriptionWarningCode } from './onchain/describe.js';
 export { describeQuoteChange } from './onchain/describe-change.js';
 export type { DescribeQuoteChangeOptions, QuoteChangeView } from './onchain/describe-change.js';

@@ -244,16 +244,18 @@ describe('partner-s2s-sdk simulate, its admin API and the operator commands', { 
     const constructFile = join(tmp, 'construct.json');
     writeFileSync(routeFile, JSON.stringify(route));
     writeFileSync(constructFile, JSON.stringify(built));
-    const ok = await run([
+    const verifyArgs = (file: string, amount: string, ...extra: string[]) => [
       'verify',
-      constructFile,
+      file,
       '--route',
       routeFile,
       '--wallet',
       sim.info.wallet.address,
       '--amount',
-      '25',
-    ]);
+      amount,
+      ...extra,
+    ];
+    const ok = await run(verifyArgs(constructFile, '25'));
     expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
     // The SDK's description of the batch, then the digests in full for a signer's screen.
@@ -273,39 +275,16 @@ describe('partner-s2s-sdk simulate, its admin API and the operator commands', { 
     expect(printed).toContain(`  erc191Digest       ${hashMessage({ raw: built.bundle.userOpHash })}`);
     expect(printed.find((text) => text.startsWith('  summaryDigest      0x'))).toBeDefined();
 
-    const german = await run([
-      'verify',
-      constructFile,
-      '--route',
-      routeFile,
-      '--wallet',
-      sim.info.wallet.address,
-      '--amount',
-      '25',
-      '--locale',
-      'de-DE',
-      '--time-zone',
-      'Europe/Berlin',
-      '--json',
-    ]);
+    const german = await run(
+      verifyArgs(constructFile, '25', '--locale', 'de-DE', '--time-zone', 'Europe/Berlin', '--json'),
+    );
     expect(german.code).toBe(0);
     const { description } = JSON.parse(german.stdout);
     expect(description.title).toBe('Bridge 25 USDC from Base to BNB Chain');
     expect(description.lines[1]).toContain(`= ${total.replace('.', ',')} USDC total`);
     expect(description.machine.schema).toBe('partner-s2s/bridge-summary@1');
     expect(description.binding.userOpHash).toBe(built.bundle.userOpHash);
-    const badZone = await run([
-      'verify',
-      constructFile,
-      '--route',
-      routeFile,
-      '--wallet',
-      sim.info.wallet.address,
-      '--amount',
-      '25',
-      '--time-zone',
-      'Mars/Olympus',
-    ]);
+    const badZone = await run(verifyArgs(constructFile, '25', '--time-zone', 'Mars/Olympus'));
     expect(badZone.code).toBe(2);
     expect(badZone.stderr).toMatch(/--time-zone: must be an IANA time zone/);
 
@@ -313,30 +292,11 @@ describe('partner-s2s-sdk simulate, its admin API and the operator commands', { 
     tampered.bundle.calls[0]!.target = '0x000000000000000000000000000000000000dEaD';
     const tamperedFile = join(tmp, 'tampered.json');
     writeFileSync(tamperedFile, JSON.stringify(tampered));
-    const bad = await run([
-      'verify',
-      tamperedFile,
-      '--route',
-      routeFile,
-      '--wallet',
-      sim.info.wallet.address,
-      '--amount',
-      '25',
-    ]);
+    const bad = await run(verifyArgs(tamperedFile, '25'));
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/verification failed: \d+ issue/);
 
-    const wrongAmount = await run([
-      'verify',
-      constructFile,
-      '--route',
-      routeFile,
-      '--wallet',
-      sim.info.wallet.address,
-      '--amount',
-      '26',
-      '--json',
-    ]);
+    const wrongAmount = await run(verifyArgs(constructFile, '26', '--json'));
     expect(wrongAmount.code).toBe(1);
     expect(JSON.parse(wrongAmount.stdout)).toMatchObject({ ok: false });
     expect((await run(['verify', '--route', routeFile])).code).toBe(2);
