@@ -24,6 +24,7 @@ import { userAgent } from './core/version.js';
 import { ArgumentError } from './errors/client-errors.js';
 import { redactor } from './errors/redact.js';
 import { Bridge } from './flows/bridge.js';
+import { SigningTimes } from './flows/signing.js';
 import { IntentMemory } from './flows/submit.js';
 import { Tracing } from './http/tracing.js';
 import { type FetchLike, Transport } from './http/transport.js';
@@ -57,6 +58,8 @@ class SharedState {
   /** The token requests' transport: the settings of the client that made the token cache. */
   declare readonly tokenTransport: Transport;
   declare readonly intents: IntentMemory;
+  /** How long signers took, by address: `execute`'s learned signing budget. */
+  declare readonly signingTimes: SigningTimes;
   // Only instances this class made carry it: a look-alike object, whatever its prototype, fails `of`.
   readonly #genuine = true;
 
@@ -183,6 +186,7 @@ export class PartnerClient {
         tokens,
         tokenTransport,
         intents: new IntentMemory(),
+        signingTimes: new SigningTimes(),
       });
     }
     this.baseUrl = this.#shared.baseUrl;
@@ -203,7 +207,7 @@ export class PartnerClient {
       report,
       ...(warn ? { warn } : {}),
     };
-    this.bridge = new Bridge(this.#api, this.#shared.intents);
+    this.bridge = new Bridge(this.#api, this.#shared.intents, this.#shared.signingTimes);
   }
 
   /**

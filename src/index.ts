@@ -51,6 +51,18 @@ export type Transfers = TransfersResource;
 export type { BridgeQuoteParams, BridgeFeeEstimateParams, BridgeSendParams } from './resources/params.js';
 export type { BridgeConstructParams, TransferGetParams, TransferListParams } from './resources/params.js';
 export type { BridgeExecuteParams, BridgeExecuteResult, ExecuteProgress } from './flows/execute.js';
+// Quote-aware execute: the requote and signing options, the comparison to the baseline, its errors.
+export type { AcceptContext, RequoteOptions, SigningOptions } from './flows/execute-options.js';
+export {
+  QuoteChangedError,
+  RequoteExhaustedError,
+  RequoteNonceError,
+  SigningTooSlowError,
+} from './flows/requote-errors.js';
+export type { BuiltIntent, OperationNonce, RequoteReason } from './flows/requote-errors.js';
+export { compareQuotes } from './onchain/quote-change.js';
+export type { AmountChange, QuoteChange, TimeChange } from './onchain/quote-change.js';
+export type { SignerCallContext } from './onchain/sign.js';
 export type { TransferSource, WaitOptions, WaitParams, WaitPhase, WaitPhaseTimeouts } from './flows/wait.js';
 export { FINAL_STATES, TRANSFER_STATES } from './schemas/bridge.js';
 export type { BridgeRoute, RouteLimits, RouteTargets, BridgeQuote, TokenSide } from './schemas/bridge.js';

@@ -51,6 +51,14 @@ describe('DEFAULTS', () => {
         requirePaymaster: true,
         allowIntegratorSuffix: true,
       },
+      requote: {
+        maxAttempts: 2,
+        maxOutputDropBps: 50,
+        maxFeeIncreaseBps: 20,
+        consentTimeoutMs: 60_000,
+        backoffMs: 1_000,
+      },
+      signing: { submitMarginMs: 5_000, learnedPercentile: 95, learnedMinSamples: 3 },
       describe: { locale: 'en-US', timeZone: 'UTC', maxFractionDigits: 18, highFeeBps: 100 },
     });
     expect(Object.isFrozen(DEFAULTS)).toBe(true);
@@ -63,6 +71,8 @@ describe('DEFAULTS', () => {
     expect(Object.isFrozen(DEFAULTS.verifier)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.verifier.entryPoints)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.verifier.delegates)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.requote)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.signing)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.describe)).toBe(true);
     expect(() => {
       (DEFAULTS as { timeoutMs: number }).timeoutMs = 1;

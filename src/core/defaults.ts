@@ -21,7 +21,8 @@ export const API_PREFIX = '/api/v1/s2s';
  * `client.bridge.transfers.wait`, one place for the code and its docs. Frozen: read them, spread
  * them into options, never assign to them. Under `callbacks` those of `createCallbackRouter`,
  * under `redis` those of the `partner-s2s-sdk/redis` stores, under `verifier` those of
- * `verifyBridgeBatch`, under `describe` those of `describeBridgeBatch` and `describeQuoteChange`.
+ * `verifyBridgeBatch`, under `requote` and `signing` those of `bridge.execute`, under `describe` those
+ * of `describeBridgeBatch` and `describeQuoteChange`.
  *
  * @example
  * import { DEFAULTS, PartnerClient } from 'partner-s2s-sdk';
@@ -89,6 +90,18 @@ export const DEFAULTS: {
     readonly delegates: readonly Address[];
     readonly requirePaymaster: boolean;
     readonly allowIntegratorSuffix: boolean;
+  };
+  readonly requote: {
+    readonly maxAttempts: number;
+    readonly maxOutputDropBps: number;
+    readonly maxFeeIncreaseBps: number;
+    readonly consentTimeoutMs: number;
+    readonly backoffMs: number;
+  };
+  readonly signing: {
+    readonly submitMarginMs: number;
+    readonly learnedPercentile: number;
+    readonly learnedMinSamples: number;
   };
   readonly describe: {
     readonly locale: string;
@@ -181,6 +194,28 @@ export const DEFAULTS: {
     requirePaymaster: true,
     /** Across deposits carry an integrator tag the SpokePool ignores. */
     allowIntegratorSuffix: true,
+  }),
+  /** `bridge.execute`'s `requote` (`RequoteOptions`): what a rebuild may change before a person is asked. */
+  requote: Object.freeze({
+    /** Rebuilds after the first construct: three batches at most. */
+    maxAttempts: 2,
+    /** 0.5 % less received than the baseline, at most, without asking. */
+    maxOutputDropBps: 50,
+    /** Provider plus gas fee 0.2 % of the amount above the baseline's, at most, without asking. */
+    maxFeeIncreaseBps: 20,
+    /** The time `accept` has to answer; it counts against the new quote's life too. */
+    consentTimeoutMs: 60_000,
+    /** The wait before rebuilding after a construct answered 503 without `Retry-After`. */
+    backoffMs: 1_000,
+  }),
+  /** `bridge.execute`'s `signing` (`SigningOptions`): the time a signer is given. */
+  signing: Object.freeze({
+    /** Kept free before the quote's expiry to submit: the signer's signal fires there. */
+    submitMarginMs: 5_000,
+    /** Without `budgetMs`, the budget is this percentile of the signer's past signing times… */
+    learnedPercentile: 95,
+    /** …once at least this many are known. */
+    learnedMinSamples: 3,
   }),
   /** `describeBridgeBatch` and `describeQuoteChange` (`DescribeOptions`). */
   describe: Object.freeze({

@@ -21,6 +21,7 @@ import type {
   BridgeSendResult,
 } from '../schemas/bridge.js';
 import { type BridgeExecuteParams, type BridgeExecuteResult, executeBridge } from './execute.js';
+import { SigningTimes } from './signing.js';
 import { type IntentMemory, outcomeUnknown, resolveSubmitOutcome, type TakenSubmit } from './submit.js';
 import { Transfers } from './transfers.js';
 
@@ -42,13 +43,16 @@ export class Bridge extends Resource {
   readonly transfers: Transfers;
   /** The batches this client built, so that an unclear submit can be looked up. */
   readonly #intents: IntentMemory;
+  /** Past signing times by signer address: the learned budget of `execute`. */
+  readonly #signingTimes: SigningTimes;
   #routes: { at: number; routes: Promise<BridgeRoute[]> } | undefined;
 
-  /** `intents` is shared with every client derived from this one (`withOptions`). */
-  constructor(api: Api, intents: IntentMemory) {
+  /** `intents` and `signingTimes` are shared with every client derived from this one (`withOptions`). */
+  constructor(api: Api, intents: IntentMemory, signingTimes: SigningTimes = new SigningTimes()) {
     super(api);
     this.transfers = new Transfers(api);
     this.#intents = intents;
+    this.#signingTimes = signingTimes;
   }
 
   /**
@@ -192,6 +196,12 @@ export class Bridge extends Resource {
    * from the submit on carries `intentId`, `transferId` and `userOpHash`, so that the transfer can
    * be looked up before anything is built again.
    *
+   * The signer is given `{ signal, summary }`: `signal` fires at the quote's expiry less
+   * `signing.submitMarginMs`, and a signature after it is never sent. A signer known (or told by
+   * `signing.budgetMs`) to need more than the time left is not called. With `requote`, such a quote
+   * (or one the service answered 503, or an intent found expired at submit) is built again, verified
+   * again and compared to the baseline; without it, that is a `SigningTooSlowError`.
+   *
    * @example
    * const account = privateKeyToAccount(userKey);
    * const { transferId, summary } = await client.bridge.execute({
@@ -199,6 +209,8 @@ export class Bridge extends Resource {
    *   onProgress: (p) => console.log(p.step),
    * });
    * const final = await client.bridge.transfers.wait({ userId, transferId });
+   * // A slow approver: rebuild up to twice, within 0.5 % of the first quote.
+   * await client.bridge.execute({ userId, routeId, amount: '25.5', signer: approver, requote: { maxAttempts: 2 } });
    */
   execute(params: BridgeExecuteParams, options?: RequestOptions): ApiPromise<BridgeExecuteResult> {
     const span = this.api.span ?? untraced;
@@ -209,6 +221,9 @@ export class Bridge extends Resource {
             route: (routeId, routeOptions) => this.#route(routeId, routeOptions, sink),
             construct: (construct, constructOptions) => this.#construct(construct, constructOptions, sink),
             send: (send, sendOptions) => this.#send(send, sendOptions, sink),
+            transfer: (userId, transferId, readOptions) =>
+              endpointData(this.api, ENDPOINTS.transfer, { userId, transferId }, readOptions, { sink }),
+            signingTimes: this.#signingTimes,
             span,
             ...(this.api.report ? { report: this.api.report } : {}),
           },

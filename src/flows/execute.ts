@@ -1,23 +1,16 @@
 import { parseArgs, parseOptions, readArgs, requestOptionsSchema } from '../core/args.js';
-import { ignoreReport, isolate, type Report } from '../core/isolate.js';
+import { ignoreReport, isolate } from '../core/isolate.js';
 import type { RequestOptions } from '../core/request-options.js';
-import { AbortError, ArgumentError, TimeoutError } from '../errors/client-errors.js';
-import { within } from '../http/abort.js';
-import { type SpanRunner, untraced } from '../http/tracing.js';
-import type { BridgeSigner, SignedBridgeBatch } from '../onchain/sign.js';
-import type { BridgeBatchSummary, VerifiedBridgeBatch, VerifyBridgeBatchOptions } from '../onchain/verify.js';
+import { ArgumentError } from '../errors/client-errors.js';
+import { untraced } from '../http/tracing.js';
+import type { BridgeSigner } from '../onchain/sign.js';
+import type { VerifyBridgeBatchOptions } from '../onchain/verify.js';
 import { type BridgeConstructParams, constructArgs } from '../resources/params.js';
-import type { BridgeConstructResult, BridgeQuote, BridgeRoute } from '../schemas/bridge.js';
-import type { Hex } from '../schemas/common.js';
-import { withSubmitIds } from './submit.js';
+import { executePolicy, type RequoteOptions, type SigningOptions } from './execute-options.js';
+import type { BridgeExecuteResult, ExecuteProgress, ExecuteSteps } from './execute-types.js';
+import { runBuilds } from './requote.js';
 
-/** One step of `bridge.execute`, reported as it completes. */
-export type ExecuteProgress =
-  | { step: 'route'; route: BridgeRoute }
-  | { step: 'constructed'; construct: BridgeConstructResult }
-  | { step: 'verified'; summary: BridgeBatchSummary }
-  | { step: 'signed'; signed: SignedBridgeBatch }
-  | { step: 'submitted'; transferId: string; userOpHash: Hex };
+export type { BridgeExecuteResult, ExecuteProgress, ExecuteSteps } from './execute-types.js';
 
 /** What `bridge.execute` takes: the construct arguments, the signer, and optional verify options and progress callback. */
 export type BridgeExecuteParams = BridgeConstructParams & {
@@ -26,6 +19,17 @@ export type BridgeExecuteParams = BridgeConstructParams & {
   /** Allow-lists and margins of the verification. */
   verify?: VerifyBridgeBatchOptions;
   /**
+   * Build the batch again (verified again, compared to the baseline) when its quote cannot be
+   * signed or submitted in time. Without it, such a quote ends the call (`SigningTooSlowError`).
+   * @example requote: { maxAttempts: 2, maxOutputDropBps: 50, maxFeeIncreaseBps: 20 }
+   */
+  requote?: RequoteOptions;
+  /**
+   * The time the signer is given.
+   * @example signing: { budgetMs: 30_000, submitMarginMs: 5_000 }
+   */
+  signing?: SigningOptions;
+  /**
    * Called after each step, and not awaited (an async function is fine). What it throws, or a
    * promise it returns that rejects, is logged at `warn` through the client's `logger` and never
    * changes the outcome.
@@ -33,63 +37,15 @@ export type BridgeExecuteParams = BridgeConstructParams & {
   onProgress?: (progress: ExecuteProgress) => void;
 };
 
-/** What `bridge.execute` returns once the batch is submitted. */
-export interface BridgeExecuteResult {
-  transferId: string;
-  userOpHash: Hex;
-  /** The quote the batch was built on: the figures that count. */
-  quote: BridgeQuote;
-  route: BridgeRoute;
-  /** What the verified batch does. */
-  summary: BridgeBatchSummary;
-}
-
-export interface ExecuteSteps {
-  route(routeId: string, options: RequestOptions | undefined): Promise<BridgeRoute | undefined>;
-  construct(
-    params: Parameters<typeof constructArgs.parse>[0],
-    options: RequestOptions | undefined,
-  ): Promise<BridgeConstructResult>;
-  send(
-    params: { userId: string; intentId: string } & SignedBridgeBatch,
-    options: RequestOptions | undefined,
-  ): Promise<{ transferId: string; userOpHash: Hex }>;
-  /** The client's spans: `partner.verify` and `partner.sign`, the steps that make no request. */
-  span?: SpanRunner;
-  /** Told what `onProgress` threw or rejected with. */
-  report?: Report;
-}
-
-/**
- * Signs within the call's `signal` and its own `timeoutMs` (when it gives one): a signer that never
- * answers (a KMS that hangs) cannot hold the call, and what it answers later reaches nothing.
- */
-async function signWithin(
-  verified: VerifiedBridgeBatch,
-  signer: BridgeSigner,
-  options: RequestOptions | undefined,
-): Promise<SignedBridgeBatch> {
-  const signal = options?.signal;
-  const aborted = () => new AbortError({ cause: signal?.reason });
-  if (signal?.aborted) throw aborted();
-  const { signBridgeBatch } = await import('../onchain/sign.js');
-  if (signal?.aborted) throw aborted();
-  const signing = signBridgeBatch({ verified, signer });
-  const timeoutMs = options?.timeoutMs ?? Number.POSITIVE_INFINITY;
-  return within(signing, timeoutMs, signal, {
-    timedOut: () => new TimeoutError({ method: 'bridge.execute', path: 'sign', timeoutMs }),
-    aborted,
-  });
-}
-
 /** The whole bridge flow, verified before signing: route → construct → verify → sign → send. */
 export async function executeBridge(
   steps: ExecuteSteps,
   params: BridgeExecuteParams,
   options: RequestOptions | undefined,
 ): Promise<BridgeExecuteResult> {
-  const { signer, verify, onProgress, request, wallet } = readArgs('bridge.execute', () => {
-    const { signer, verify, onProgress, ...request } = params ?? ({} as BridgeExecuteParams);
+  const { signer, verify, onProgress, request, wallet, requote, signing } = readArgs('bridge.execute', () => {
+    const { signer, verify, onProgress, requote, signing, ...request } =
+      params ?? ({} as BridgeExecuteParams);
     const address: unknown = signer?.address;
     const signMessage = signer?.signMessage;
     const signAuthorization = signer?.signAuthorization;
@@ -100,15 +56,16 @@ export async function executeBridge(
         ? undefined
         : {
             address: wallet,
-            signMessage: (args) => signMessage!.call(signer, args),
+            signMessage: (args, context) => signMessage!.call(signer, args, context),
             ...(typeof signAuthorization === 'function'
-              ? { signAuthorization: (args) => signAuthorization.call(signer, args) }
+              ? { signAuthorization: (args, context) => signAuthorization.call(signer, args, context) }
               : {}),
           };
-    return { signer: fixed, verify, onProgress, request, wallet };
+    return { signer: fixed, verify, onProgress, request, wallet, requote, signing };
   });
   const args = parseArgs(constructArgs, request, 'bridge.execute');
   options = parseOptions(requestOptionsSchema, options, 'bridge.execute');
+  const policy = executePolicy(requote, signing);
   if (wallet === undefined) {
     throw new ArgumentError({
       where: 'bridge.execute',
@@ -134,35 +91,18 @@ export async function executeBridge(
     });
   }
   report({ step: 'route', route });
-  const construct = await steps.construct(request, options);
-  report({ step: 'constructed', construct });
-  const span = steps.span ?? untraced;
-  const summary = await span('partner.verify', async () => {
-    const { verifyBridgeBatch } = await import('../onchain/verify.js');
-    return verifyBridgeBatch(
-      {
-        route,
-        construct,
-        wallet,
-        amount: args.maxAmount === true ? undefined : (request.amount ?? undefined),
-      },
-      verify,
-    );
+  return runBuilds({
+    steps,
+    userId: args.userId,
+    request,
+    amount: args.maxAmount === true ? undefined : (request.amount ?? undefined),
+    route,
+    wallet,
+    signer: signer!,
+    verify,
+    policy,
+    report,
+    span: steps.span ?? untraced,
+    options,
   });
-  report({ step: 'verified', summary });
-  const signed = await span('partner.sign', () => signWithin(summary, signer!, options));
-  report({ step: 'signed', signed });
-  const ids = {
-    intentId: construct.intentId,
-    transferId: construct.transferId,
-    userOpHash: construct.bundle.userOpHash,
-  };
-  // From here on the intent may be spent: whatever fails must say which transfer to look up.
-  const sent = await steps
-    .send({ userId: args.userId, intentId: construct.intentId, ...signed }, options)
-    .catch((error: unknown) => {
-      throw withSubmitIds(error, ids);
-    });
-  report({ step: 'submitted', transferId: sent.transferId, userOpHash: sent.userOpHash });
-  return { transferId: sent.transferId, userOpHash: sent.userOpHash, quote: construct.quote, route, summary };
 }

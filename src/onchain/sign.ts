@@ -22,6 +22,17 @@ interface SignatureParts {
 }
 
 /**
+ * What `bridge.execute` passes a signer as a second argument; a viem account ignores it.
+ * `signal` fires at the quote's expiry less `signing.submitMarginMs` (or when the call ends): a
+ * signature after it is discarded, so an adapter (KMS, MPC, an approval queue) may stop there.
+ * `summary` describes the verified batch being signed, for an approver or a policy to check.
+ */
+export interface SignerCallContext {
+  signal: AbortSignal;
+  summary: unknown;
+}
+
+/**
  * What signs a bridge batch: a viem `LocalAccount` fits as it is (one from `privateKeyToAccount`,
  * or from `toAccount` around a KMS), and so does any adapter (KMS, HSM, MPC) with the same two
  * methods. The types are the SDK's own, so a project that never imports viem needs none of its
@@ -38,13 +49,16 @@ export interface BridgeSigner {
    * EIP-191 personal signature; called with `{ message: { raw: userOpHash } }`. Returns 65 bytes
    * `r ‖ s ‖ v`; a high s or a `v` of 0/1 (as a KMS may return) is put in the form the chain takes.
    */
-  signMessage(args: { message: { raw: Hex } }): Promise<Hex | string>;
+  signMessage(args: { message: { raw: Hex } }, context?: SignerCallContext): Promise<Hex | string>;
   /**
    * Signs an EIP-7702 authorization; needed only when the wallet is not yet delegated on the source
    * chain. May be left out or `undefined`, as on a viem `LocalAccount` made by `toAccount`.
    */
   signAuthorization?:
-    | ((args: { address: Address; chainId: number; nonce: number }) => Promise<SignatureParts>)
+    | ((
+        args: { address: Address; chainId: number; nonce: number },
+        context?: SignerCallContext,
+      ) => Promise<SignatureParts>)
     | undefined;
 }
 

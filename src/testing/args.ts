@@ -110,7 +110,8 @@ export const buildBundleArgs = z.strictObject({
   exclusiveRelayer: address.optional(),
   exclusivityParameter: uint32.optional(),
   paymaster: address.nullable().optional(),
-  sequence: uint(192).optional(),
+  sequence: uint(64).optional(),
+  nonceKey: uint(192).optional(),
 });
 
 const PAYMASTER_GAS_FIELDS = ['paymasterVerificationGasLimit', 'paymasterPostOpGasLimit'] as const;
@@ -230,6 +231,11 @@ export function simulatorArgs<O, C, U, R, T>(find: SimulatorLookups<O, C, U, R, 
           feeCeilingBps: basisPoints.optional(),
           minAmountRaw: baseUnits.optional(),
           maxAmountRaw: baseUnits.optional(),
+          signWindowSec: z
+            .number({ error: 'must be a number of seconds' })
+            .nonnegative('must not be negative')
+            .refine(Number.isFinite, 'must be finite')
+            .optional(),
         })
         .refine(
           (change) =>

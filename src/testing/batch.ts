@@ -31,8 +31,13 @@ export interface BuildBridgeBundleParams {
   exclusiveRelayer?: Address;
   exclusivityParameter?: number;
   paymaster?: Address | null;
-  /** The user operation's sequence number under the owner's validation key. */
+  /** The user operation's sequence number under its nonce key. */
   sequence?: bigint;
+  /**
+   * The EntryPoint v0.7 nonce key (the upper 192 bits of the nonce): 1, the owner's validation key,
+   * unless told otherwise.
+   */
+  nonceKey?: bigint;
 }
 
 /** The JSON form of a v0.7 user operation's fields as bigint, for viem. */
@@ -182,7 +187,7 @@ export function buildBridgeBundle(input: BuildBridgeBundleParams): BridgeBundle 
     params.paymaster === undefined ? '0x2cc0c7981D846b9F2a16276556f6e8cb52BfB633' : params.paymaster;
   const userOp: Record<string, unknown> & { sender: Address } = {
     sender: wallet,
-    nonce: toHex((1n << 64n) | (params.sequence ?? 0n)),
+    nonce: toHex(((params.nonceKey ?? 1n) << 64n) | (params.sequence ?? 0n)),
     callData: encodeCalls(calls),
     callGasLimit: toHex(250_000n),
     verificationGasLimit: toHex(120_000n),

@@ -225,7 +225,13 @@ export class PartnerSimulator {
 
   /**
    * Changes how a route behaves: paused (400), unreachable (`limits: null`, 503), fees, and its
-   * limits in source base units (`minAmountRaw`, `maxAmountRaw`; an amount outside is a 400).
+   * limits in source base units (`minAmountRaw`, `maxAmountRaw`; an amount outside is a 400), and
+   * the time a signer is given (`signWindowSec`: while a quote lives less, construct answers 503
+   * "quote expires too soon to sign"; 0, the default, is off).
+   *
+   * @example
+   * sim.configureRoute(routeId, { providerFeeBps: 25n }); // the next construct is priced higher
+   * sim.configureRoute(routeId, { signWindowSec: 300 }); // quotes of 120 s are refused with 503
    */
   configureRoute(
     routeId: string,
@@ -237,6 +243,8 @@ export class PartnerSimulator {
       feeCeilingBps?: bigint;
       minAmountRaw?: bigint;
       maxAmountRaw?: bigint;
+      /** While a quote lives less than this many seconds, construct answers 503; 0 is off. */
+      signWindowSec?: number;
     },
   ): void {
     this.#admin.run('configureRoute', { routeId, change });

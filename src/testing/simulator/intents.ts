@@ -50,6 +50,8 @@ export class SimIntents {
         "the bridge fee is above the route's ceiling; retry shortly",
       );
     }
+    if (state.signWindowSec > 0 && this.routes.quoteTtlSec < state.signWindowSec)
+      throw new HttpFailure(503, 'SERVICE_UNAVAILABLE', 'quote expires too soon to sign; retry shortly');
     const { from } = state.route;
     const balance = this.users.balance(user, from.chainId, from.contractAddress);
     let amountInRaw: bigint;
@@ -84,7 +86,9 @@ export class SimIntents {
       fillDeadline: nowSec + 3 * 3600 + 900,
       authorizationNonce: delegated ? null : (user.authNonces.get(from.chainId) ?? 0),
       delegate: DEFAULT_DELEGATES[0]!,
-      sequence: BigInt(this.transfers.nextSeq),
+      // The sender's current EntryPoint nonce (key 0): the same until one of its operations executes.
+      nonceKey: 0n,
+      sequence: user.opNonces.get(`${from.chainId}:0`) ?? 0n,
     });
     const transferId = this.random.id('brt');
     const intentId = this.random.id('int');
@@ -162,6 +166,17 @@ export class SimIntents {
       return taken;
     }
     const chainId = intent.bundle.chainId;
+    const nonce = BigInt(intent.bundle.userOp.nonce as string);
+    const slot = `${chainId}:${nonce >> 64n}`;
+    const used = nonceProblem(nonce, user.opNonces.get(slot) ?? 0n);
+    if (used) {
+      // The EntryPoint refuses an operation whose nonce is not the sender's current one: it never
+      // executes, and neither does its authorization.
+      this.transfers.enter(record, 'submitted', {});
+      this.transfers.enter(record, 'failed', { failureReason: used });
+      return taken;
+    }
+    user.opNonces.set(slot, (user.opNonces.get(slot) ?? 0n) + 1n);
     if (intent.bundle.authorization) {
       user.delegated.add(chainId);
       user.authNonces.set(chainId, (user.authNonces.get(chainId) ?? 0) + 1);
@@ -214,6 +229,16 @@ async function checkSignatures(
   if (!sameAddress(delegatedBy, wallet))
     throw validation(["authorization does not recover to the user's wallet"]);
   return submittedSignatureProblems(signature, { r: auth.r, s: auth.s, yParity: auth.yParity });
+}
+
+/** Why the EntryPoint (v0.7, `key << 64 | sequence`) would refuse this nonce; undefined when it takes it. */
+function nonceProblem(nonce: bigint, current: bigint): string | undefined {
+  const key = nonce >> 64n;
+  const sequence = nonce & ((1n << 64n) - 1n);
+  if (sequence === current) return undefined;
+  return sequence < current
+    ? `AA25 invalid account nonce: nonce ${nonce} (key ${key}, sequence ${sequence}) is already used`
+    : `AA25 invalid account nonce: nonce ${nonce} (key ${key}, sequence ${sequence}) is ahead of the current ${current}`;
 }
 
 function insufficient(state: RouteState, required: bigint, available: bigint): HttpFailure {

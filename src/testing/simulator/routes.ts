@@ -18,6 +18,11 @@ export interface RouteState {
   /** The route's limits in source base units, when a test set them (else 1 to 50,000 tokens). */
   minAmountRaw?: bigint | undefined;
   maxAmountRaw?: bigint | undefined;
+  /**
+   * Seconds a signer is given: while a quote lives less than this, construct answers 503 "quote
+   * expires too soon to sign". 0 (the default) is off.
+   */
+  signWindowSec: number;
 }
 
 /**
@@ -62,6 +67,7 @@ function defaultRoutes(): RouteState[] {
     gasFeeRaw,
     providerFeeBps: 10n,
     feeCeilingBps: 100n,
+    signWindowSec: 0,
   });
   return [make(base, bsc, 120_000n), make(bsc, base, 150_000_000_000_000_000n)];
 }
@@ -71,7 +77,8 @@ export class SimRoutes {
 
   constructor(
     private readonly clock: SimClock,
-    private readonly quoteTtlSec = 120,
+    /** Lifetime of quotes and intents. */
+    readonly quoteTtlSec = 120,
   ) {
     for (const state of defaultRoutes()) this.routes.set(state.route.routeId, state);
   }

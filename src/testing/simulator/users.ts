@@ -20,6 +20,12 @@ export interface UserRecord {
   /** chainId → EIP-7702 nonce; a chain in `delegated` needs no authorization. */
   authNonces: Map<number, number>;
   delegated: Set<number>;
+  /**
+   * `${chainId}:${key}` → the EntryPoint sequence of that nonce key: how many operations of this
+   * wallet executed with it there. An operation executes only with exactly this sequence, so of two
+   * signed with one nonce at most one does.
+   */
+  opNonces: Map<string, bigint>;
 }
 
 const balanceKey = (chainId: number, token: string) => `${chainId}:${token.toLowerCase()}`;
@@ -48,6 +54,7 @@ export class SimUsers {
       balances: new Map(),
       authNonces: new Map(),
       delegated: new Set(),
+      opNonces: new Map(),
     });
     return { userId, wallet };
   }
