@@ -82,6 +82,15 @@ export { DEFAULT_ENTRY_POINTS, ENTRY_POINT_V07, ENTRY_POINT_V08 } from './onchai
 export { DEFAULT_DELEGATES, MAV2_7702_DELEGATE_V100, MAV2_7702_DELEGATE_V110 } from './onchain/constants.js';
 export { ACROSS_SPOKE_POOLS, type KnownToken, WELL_KNOWN_TOKENS } from './onchain/tables.js';
 
+// Describe a verified batch for an approver and a signer's policy; word a change of quote.
+export { BRIDGE_SUMMARY_SCHEMA, describeBridgeBatch } from './onchain/describe.js';
+export type { BridgeBatchView, BridgeBatchBinding, MachineField } from './onchain/describe.js';
+export type { BridgeSummaryMachine } from './onchain/describe.js';
+export type { DescribeOptions, DescriptionWarning, DescriptionWarningCode } from './onchain/describe.js';
+export { describeQuoteChange } from './onchain/describe-change.js';
+export type { DescribeQuoteChangeOptions, QuoteChangeView } from './onchain/describe-change.js';
+export { CHAIN_NAMES } from './onchain/describe-names.js';
+
 // Callbacks: parse a delivery, route it to listeners once and in order, remember what was seen.
 export { CALLBACK_KINDS, parseBridgeCallback } from './callbacks/parse.js';
 export type { BridgeCallbackKind, ParsedCallback } from './callbacks/parse.js';

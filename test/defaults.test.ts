@@ -73,6 +73,7 @@ describe('DEFAULTS', () => {
         backoffMs: 1_000,
       },
       signing: { submitMarginMs: 5_000, learnedPercentile: 95, learnedMinSamples: 3 },
+      describe: { locale: 'en-US', timeZone: 'UTC', maxFractionDigits: 18, highFeeBps: 100 },
     });
     expect(Object.isFrozen(DEFAULTS)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.retry)).toBe(true);
@@ -89,6 +90,7 @@ describe('DEFAULTS', () => {
     expect(Object.isFrozen(DEFAULTS.verifier.delegates)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.requote)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.signing)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.describe)).toBe(true);
     expect(() => {
       (DEFAULTS as { timeoutMs: number }).timeoutMs = 1;
     }).toThrow(TypeError);

@@ -1,8 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import {
+  ArgumentError,
   BatchVerificationError,
+  type BridgeBatchView,
   type BridgeConstructResult,
   type BridgeRoute,
+  describeBridgeBatch,
   signBridgeBatch,
   type VerifiedBridgeBatch,
   verifyBridgeBatch,
@@ -21,14 +24,16 @@ const BATCH_OPTIONS = `  --wallet      the user's wallet (the signer's address):
   --amount A    the amount construct was asked for, in token units (e.g. 25.5)
   --max-amount  construct was asked for the whole balance (maxAmount: true) instead
                 One of --amount and --max-amount is required: without the amount meant, a batch
-                for any amount would pass.`;
+                for any amount would pass.
+  --locale L    the locale of the description's numbers and dates (default en-US), e.g. de-DE
+  --time-zone Z the time zone of its times (default UTC), e.g. Europe/Berlin`;
 
 export const VERIFY_USAGE = `usage: partner-s2s-sdk verify <construct.json> --route <route.json> [--wallet 0x…]
                               (--amount A | --max-amount) [--now TIME] [--json]
 
 Verifies a saved construct result (what bridge.construct() returned, as JSON) against the route as
-you read it from bridge.routes() (routes --json), offline. Prints the summary (exit 0) or every
-issue (exit 1).
+you read it from bridge.routes() (routes --json), offline. Prints what the batch does, one fact a
+line, its warnings and the digests a signer receives (exit 0), or every issue (exit 1).
 ${BATCH_OPTIONS}
                 Without --wallet, the batch's own sender is assumed (weaker: it says so).
   --now TIME    check expiry as of this ISO 8601 time (e.g. 2025-01-31T12:00:00Z), for a fixture
@@ -37,9 +42,9 @@ ${BATCH_OPTIONS}
 export const SIGN_USAGE = `usage: partner-s2s-sdk sign <construct.json> --route <route.json> --wallet 0x…
                             (--amount A | --max-amount) --key-env VAR [--json]
 
-Verifies a saved construct result as verify does, then signs it with the private key held in the
-environment variable VAR (never printed; never give a key as a flag), and prints one JSON object on
-stdout, with or without --json:
+Verifies a saved construct result as verify does, writes what it does on stderr (as verify prints
+it), then signs it with the private key held in the environment variable VAR (never printed; never
+give a key as a flag), and prints one JSON object on stdout, with or without --json:
   {"signature":"0xff00…","authorization":{"r":"0x…","s":"0x…","yParity":0}}
 authorization is null when the bundle asks for none (the wallet is already delegated). What does
 not verify is not signed: nothing on stdout, the issues on stderr, exit 1.
@@ -102,10 +107,14 @@ const BATCH_FLAGS = {
   wallet: { type: 'string' },
   amount: { type: 'string' },
   'max-amount': { type: 'boolean' },
+  locale: { type: 'string' },
+  'time-zone': { type: 'string' },
   json: { type: 'boolean' },
 } as const;
 
 interface BatchFlags {
+  locale?: string | undefined;
+  'time-zone'?: string | undefined;
   route?: string | undefined;
   wallet?: string | undefined;
   amount?: string | undefined;
@@ -141,18 +150,37 @@ function printIssues(io: Io, error: BatchVerificationError): void {
   }
 }
 
-function printSummary(io: Io, verified: VerifiedBridgeBatch): void {
-  const { source, destination } = verified;
-  io.out(line`verified  ${verified.routeId} (${verified.provider})`);
-  io.out(line`  wallet       ${verified.wallet}`);
-  io.out(line`  send         ${source.amount} ${source.symbol} on ${source.chain}`);
-  io.out(line`  receive      ${destination.amount} ${destination.symbol} on ${destination.chain}`);
-  io.out(line`  gas fee      ${verified.gasFee.amount} ${verified.gasFee.symbol}`);
-  io.out(line`  total debit  ${verified.totalDebit.amount} ${source.symbol}`);
-  io.out(line`  fees         ${verified.feeBps} bps`);
-  io.out(line`  expires      ${verified.quoteExpiresAt.toISOString()}`);
-  io.out(line`  userOpHash   ${verified.userOpHash}`);
-  io.out(line`  digest       ${verified.digest}`);
+/**
+ * What the batch does, as `describeBridgeBatch` words it, in the locale and zone the flags name; a
+ * locale or zone the runtime does not know is a usage error, before anything is signed.
+ */
+function describeFor(verified: VerifiedBridgeBatch, values: BatchFlags, now?: Date): BridgeBatchView {
+  try {
+    return describeBridgeBatch(verified, {
+      ...(values.locale !== undefined ? { locale: values.locale } : {}),
+      ...(values['time-zone'] !== undefined ? { timeZone: values['time-zone'] } : {}),
+      ...(now ? { now } : {}),
+    });
+  } catch (error) {
+    if (!(error instanceof ArgumentError)) throw error;
+    const problem = error.issues.find((issue) => issue.path !== 'now') ?? error.issues[0];
+    throw new UsageError(
+      line`--${problem?.path === 'timeZone' ? 'time-zone' : 'locale'}: ${problem?.message}`,
+    );
+  }
+}
+
+/** The description, then the digests in full: what an approver compares with a signer's screen. */
+function printDescription(write: (text: string) => void, view: BridgeBatchView): void {
+  write(line`${view.title}`);
+  for (const fact of view.lines) write(line`  ${fact}`);
+  for (const warning of view.warnings) write(line`  warning ${warning.code}: ${warning.text}`);
+  const { binding } = view;
+  write(line`  userOpHash         ${binding.userOpHash}`);
+  write(line`  erc191Digest       ${binding.erc191Digest}`);
+  if (binding.authorizationHash) write(line`  authorizationHash  ${binding.authorizationHash}`);
+  write(line`  bundleDigest       ${binding.bundleDigest}`);
+  write(line`  summaryDigest      ${binding.summaryDigest}`);
 }
 
 /** `verify`: offline, against the route as read and the wallet and amount meant. */
@@ -177,8 +205,9 @@ export async function verify(args: string[], io: Io): Promise<number> {
   }
   try {
     const verified = verifyBridgeBatch({ ...batch, wallet, ...(now ? { now } : {}) });
-    if (values.json) io.out(toJson({ ok: true, summary: verified }));
-    else printSummary(io, verified);
+    const view = describeFor(verified, values, now);
+    if (values.json) io.out(toJson({ ok: true, summary: verified, description: view }));
+    else printDescription(io.out, view);
     return EXIT.ok;
   } catch (error) {
     if (!(error instanceof BatchVerificationError)) throw error;
@@ -224,6 +253,8 @@ export async function sign(args: string[], io: Io): Promise<number> {
   }
   try {
     const verified = verifyBridgeBatch({ ...batch, wallet: values.wallet });
+    // On stderr: stdout is the one JSON object `send` reads.
+    printDescription(io.err, describeFor(verified, values));
     const signed = await signBridgeBatch({ verified, signer: account });
     io.out(toJson({ signature: signed.signature, authorization: signed.authorization ?? null }));
     return EXIT.ok;

@@ -44,13 +44,6 @@ statuses: ${TRANSFER_STATES.join(', ')}
 
 ${ENV_HELP}`;
 
-export const VERIFY_USAGE = `usage: partner-s2s-sdk verify <construct.json> --route <route.json> [--wallet 0x…] [--amount A] [--json]
-
-Verifies a saved construct result (what bridge.construct() returned, as JSON) against the route as
-you read it from bridge.routes(), offline. Prints the summary (exit 0) or every issue (exit 1).
-  --wallet   the signer's address; without it, the batch's own sender is assumed (weaker: say it)
-  --amount   the amount asked for, in token units; omit for a maxAmount construct`;
-
 /** Keeps the last token the client stored, so `token` can show its expiry without a second call. */
 class CapturingStore implements TokenStore {
   last: StoredToken | undefined;

@@ -22,7 +22,8 @@ export const API_PREFIX = '/api/v1/s2s';
  * them into options, never assign to them. Under `callbacks` those of `createCallbackRouter`,
  * under `redis` and `postgres` those of the `partner-s2s-sdk/redis` and `partner-s2s-sdk/postgres`
  * stores, under `verifier` those of `verifyBridgeBatch`, under `requote` and `signing` those of
- * `bridge.execute`, under `tracker` those of `createTransferTracker`.
+ * `bridge.execute`, under `tracker` those of `createTransferTracker`, under `describe` those of
+ * `describeBridgeBatch` and `describeQuoteChange`.
  *
  * @example
  * import { DEFAULTS, PartnerClient } from 'partner-s2s-sdk';
@@ -128,6 +129,12 @@ export const DEFAULTS: {
     readonly submitMarginMs: number;
     readonly learnedPercentile: number;
     readonly learnedMinSamples: number;
+  };
+  readonly describe: {
+    readonly locale: string;
+    readonly timeZone: string;
+    readonly maxFractionDigits: number;
+    readonly highFeeBps: number;
   };
 } = Object.freeze({
   /** Time for one attempt: the wait for a token plus the request to the last byte of its answer. */
@@ -281,5 +288,16 @@ export const DEFAULTS: {
     learnedPercentile: 95,
     /** …once at least this many are known. */
     learnedMinSamples: 3,
+  }),
+  /** `describeBridgeBatch` and `describeQuoteChange` (`DescribeOptions`). */
+  describe: Object.freeze({
+    /** Numbers, dates and times in US English unless told otherwise; never the machine's own locale. */
+    locale: 'en-US',
+    /** Times in UTC: the same text on every server. */
+    timeZone: 'UTC',
+    /** Every digit of every token in the SDK's table (18 decimals at most); more are cut safely. */
+    maxFractionDigits: 18,
+    /** Fees above 1 % of the amount are a `HIGH_FEE` warning. */
+    highFeeBps: 100,
   }),
 });

@@ -1,10 +1,12 @@
+import { describeBridgeBatch } from '../onchain/describe.js';
+import type { BridgeBatchView } from '../onchain/describe-types.js';
 import type { VerifiedBridgeBatch } from '../onchain/verify.js';
 
 /**
- * What a signer is shown as `summary` of the batch it signs: one place, so that a richer
- * description of the verified batch replaces it for every signer at once. For now the verified
- * batch itself: its summary fields, frozen.
+ * What a signer is shown as `summary` of the batch it signs: the description an approver reads
+ * and a signer's policy checks (`binding.erc191Digest` is what it is asked to sign), in one place
+ * so every signer of `execute` gets the same view.
  */
-export function signingSummary(verified: VerifiedBridgeBatch): unknown {
-  return verified;
+export function signingSummary(verified: VerifiedBridgeBatch): BridgeBatchView {
+  return describeBridgeBatch(verified);
 }

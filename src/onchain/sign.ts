@@ -4,6 +4,7 @@ import { ArgumentError } from '../errors/client-errors.js';
 import type { AuthorizationSignature, BridgeBundle } from '../schemas/bridge.js';
 import { ADDRESS_PATTERN, type Address, HASH32_PATTERN, type Hex } from '../schemas/common.js';
 import { canonicalAuthorization, canonicalUserOpSignature } from './canonical.js';
+import type { BridgeBatchView } from './describe-types.js';
 import { sameAddress } from './hex.js';
 import { bundleText, sameBundle, textDigest, verifiedRecord } from './verified.js';
 import type { VerifiedBridgeBatch } from './verify.js';
@@ -29,7 +30,8 @@ interface SignatureParts {
  */
 export interface SignerCallContext {
   signal: AbortSignal;
-  summary: unknown;
+  /** `describeBridgeBatch` of the batch: its lines, its locale-free form, and the digests it binds. */
+  summary: BridgeBatchView;
 }
 
 /**

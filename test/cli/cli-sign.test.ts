@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { privateKeyToAccount } from 'viem/accounts';
+import { hashAuthorization } from 'viem/utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BridgeConstructResult, type BridgeRoute, PartnerClient } from '../../src/index.js';
 import { createPartnerSimulator, type PartnerSimulator } from '../../src/testing/index.js';
@@ -65,8 +66,13 @@ describe('partner-s2s-sdk sign and send', { timeout: 60_000 }, () => {
     const built = await client.bridge.construct({ userId: sim.demo.userId, routeId: ROUTE_ID, amount: '25' });
     expect(built.bundle.authorization).not.toBeNull();
     const signed = await runCli(signArgs(save('construct.json', built), ['--amount', '25']), { env });
-    expect(signed.stderr).toBe('');
     expect(signed.code).toBe(0);
+    // What is signed, worded for the operator on stderr: stdout stays the one JSON object send reads.
+    const described = signed.stderr.split('\n');
+    expect(described[0]).toBe('Bridge 25 USDC from Base to BNB Chain');
+    expect(described).toContain(`  userOpHash         ${built.bundle.userOpHash}`);
+    expect(described).toContain(`  authorizationHash  ${hashAuthorization(built.bundle.authorization!)}`);
+    expect(described.some((text) => text.startsWith('  warning FIRST_DELEGATION: '))).toBe(true);
     expectNoKey(signed.stdout, signed.stderr);
     const printed = JSON.parse(signed.stdout) as { signature: string; authorization: unknown };
     expect(Object.keys(printed).sort()).toEqual(['authorization', 'signature']);

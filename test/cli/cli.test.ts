@@ -4,9 +4,10 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { getAddress, hashMessage } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PartnerClient } from '../../src/index.js';
+import { fromRawAmount, PartnerClient } from '../../src/index.js';
 import { createPartnerSimulator } from '../../src/testing/index.js';
 import { SimCallbacks } from '../../src/testing/simulator/callbacks.js';
 import { runCli, runMain, SOURCE_BIN } from '../helpers/cli.js';
@@ -54,6 +55,10 @@ async function startSimulator(args: string[], bin = SOURCE_BIN): Promise<Started
   });
   return { child, info: JSON.parse(line) as SimInfo, exit, stderr: () => stderr };
 }
+
+/** A wallet as the description shortens it. */
+const shortWallet = (address: string) =>
+  `${getAddress(address).slice(0, 6)}…${getAddress(address).slice(-4)}`;
 
 /** Runs one CLI command to completion in a child process. */
 function run(args: string[], env: Record<string, string> = {}) {
@@ -239,49 +244,59 @@ describe('partner-s2s-sdk simulate, its admin API and the operator commands', { 
     const constructFile = join(tmp, 'construct.json');
     writeFileSync(routeFile, JSON.stringify(route));
     writeFileSync(constructFile, JSON.stringify(built));
-    const ok = await run([
+    const verifyArgs = (file: string, amount: string, ...extra: string[]) => [
       'verify',
-      constructFile,
+      file,
       '--route',
       routeFile,
       '--wallet',
       sim.info.wallet.address,
       '--amount',
-      '25',
-    ]);
+      amount,
+      ...extra,
+    ];
+    const ok = await run(verifyArgs(constructFile, '25'));
     expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toMatch(/verified {2}base-usdc-to-bsc-usdc/);
-    expect(ok.stdout).toContain(built.bundle.userOpHash);
+    // The SDK's description of the batch, then the digests in full for a signer's screen.
+    const total = fromRawAmount(BigInt(built.quote.amountInRaw) + BigInt(built.quote.gasFeeRaw), 6);
+    const printed = ok.stdout.replace(/[\u202f\u00a0]/g, ' ').split('\n');
+    expect(printed[0]).toBe('Bridge 25 USDC from Base to BNB Chain');
+    expect(printed).toContain(
+      `  You send 25 USDC + ${built.quote.gasFee} USDC gas fee = ${total} USDC total from ${shortWallet(sim.info.wallet.address)} on Base`,
+    );
+    expect(printed).toContain(
+      `  You receive at least ${built.quote.amountOut} USDC on BNB Chain, to the same wallet ${shortWallet(sim.info.wallet.address)}`,
+    );
+    expect(printed.some((text) => text.startsWith('  warning FIRST_DELEGATION: '))).toBe(
+      built.bundle.authorization !== null,
+    );
+    expect(printed).toContain(`  userOpHash         ${built.bundle.userOpHash}`);
+    expect(printed).toContain(`  erc191Digest       ${hashMessage({ raw: built.bundle.userOpHash })}`);
+    expect(printed.find((text) => text.startsWith('  summaryDigest      0x'))).toBeDefined();
+
+    const german = await run(
+      verifyArgs(constructFile, '25', '--locale', 'de-DE', '--time-zone', 'Europe/Berlin', '--json'),
+    );
+    expect(german.code).toBe(0);
+    const { description } = JSON.parse(german.stdout);
+    expect(description.title).toBe('Bridge 25 USDC from Base to BNB Chain');
+    expect(description.lines[1]).toContain(`= ${total.replace('.', ',')} USDC total`);
+    expect(description.machine.schema).toBe('partner-s2s/bridge-summary@1');
+    expect(description.binding.userOpHash).toBe(built.bundle.userOpHash);
+    const badZone = await run(verifyArgs(constructFile, '25', '--time-zone', 'Mars/Olympus'));
+    expect(badZone.code).toBe(2);
+    expect(badZone.stderr).toMatch(/--time-zone: must be an IANA time zone/);
 
     const tampered = structuredClone(built);
     tampered.bundle.calls[0]!.target = '0x000000000000000000000000000000000000dEaD';
     const tamperedFile = join(tmp, 'tampered.json');
     writeFileSync(tamperedFile, JSON.stringify(tampered));
-    const bad = await run([
-      'verify',
-      tamperedFile,
-      '--route',
-      routeFile,
-      '--wallet',
-      sim.info.wallet.address,
-      '--amount',
-      '25',
-    ]);
+    const bad = await run(verifyArgs(tamperedFile, '25'));
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/verification failed: \d+ issue/);
 
-    const wrongAmount = await run([
-      'verify',
-      constructFile,
-      '--route',
-      routeFile,
-      '--wallet',
-      sim.info.wallet.address,
-      '--amount',
-      '26',
-      '--json',
-    ]);
+    const wrongAmount = await run(verifyArgs(constructFile, '26', '--json'));
     expect(wrongAmount.code).toBe(1);
     expect(JSON.parse(wrongAmount.stdout)).toMatchObject({ ok: false });
     expect((await run(['verify', '--route', routeFile])).code).toBe(2);

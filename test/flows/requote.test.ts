@@ -13,7 +13,8 @@ describe('bridge.execute with a slow signer, over HTTP against the simulator', (
     expect(calls[0]!.context!.signal.aborted).toBe(true);
     expect(calls[0]!.hash).toBe(first!.bundle.userOpHash);
     // The summary it was shown is of the batch it was asked to sign.
-    expect(calls[1]!.context!.summary).toMatchObject({ userOpHash: second!.bundle.userOpHash });
+    expect(calls[1]!.context!.summary).toMatchObject({ binding: { userOpHash: second!.bundle.userOpHash } });
+    expect(calls[1]!.context!.summary.lines.length).toBeGreaterThan(0);
     expect(run.constructs()).toBeLessThanOrEqual(2);
     expect(run.submits()).toBe(1);
     expect(result.transferId).toBe(second!.transferId);

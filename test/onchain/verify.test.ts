@@ -5,13 +5,13 @@ import {
   ArgumentError,
   BatchVerificationError,
   type BridgeConstructResult,
-  type BridgeRoute,
   ENTRY_POINT_V08,
   MAV2_7702_DELEGATE_V110,
   type VerifyBridgeBatchOptions,
   verifyBridgeBatch,
 } from '../../src/index.js';
-import { buildBridgeBundle, encodeBatchCallData, rehashBundle } from '../../src/testing/index.js';
+import { buildBridgeBundle, encodeBatchCallData } from '../../src/testing/index.js';
+import { polygonToArbitrum, tv1, tv2, tvNow, withDeposit } from '../helpers/across-vectors.js';
 import {
   ATTACKER,
   addressWord,
@@ -144,65 +144,9 @@ describe('verifyBridgeBatch accepts what is asked for', () => {
   });
 
   it('the real Across calldata vectors (TV-1 with an integrator tag, TV-2 canonical)', () => {
-    const tv1 =
-      '0x7b9392320000000000000000000000006969174fd72466430a46e18234d0b530c9fd5f490000000000000000000000006969174fd72466430a46e18234d0b530c9fd5f490000000000000000000000003c499c542cef5e3811e1192ce70d8cc03d5c3359000000000000000000000000af88d065e77c8cc2239327c5edb3a432268e5831000000000000000000000000000000000000000000000000000000000001fe20000000000000000000000000000000000000000000000000000000000001a47f000000000000000000000000000000000000000000000000000000000000a4b100000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000066704d77000000000000000000000000000000000000000000000000000000006670a23a0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000018000000000000000000000000000000000000000000000000000000000000000001dc0de0000';
-    const tv2 =
-      '0xad5425c60000000000000000000000006969174fd72466430a46e18234d0b530c9fd5f490000000000000000000000006969174fd72466430a46e18234d0b530c9fd5f490000000000000000000000003c499c542cef5e3811e1192ce70d8cc03d5c3359000000000000000000000000af88d065e77c8cc2239327c5edb3a432268e5831000000000000000000000000000000000000000000000000000000000001fe20000000000000000000000000000000000000000000000000000000000001a47f000000000000000000000000000000000000000000000000000000000000a4b100000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000066704d77000000000000000000000000000000000000000000000000000000006670a23a000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000001800000000000000000000000000000000000000000000000000000000000000000';
-    const approve =
-      '0x095ea7b30000000000000000000000009295ee1d8c5b022be115a2ad3c30c72e34e7f096000000000000000000000000000000000000000000000000000000000001fe20';
-    const polygonToArbitrum: BridgeRoute = {
-      routeId: 'polygon-usdc-to-arbitrum-usdc',
-      provider: 'across',
-      from: {
-        symbol: 'USDC',
-        chain: 'polygon',
-        chainId: 137,
-        contractAddress: '0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359',
-        decimals: 6,
-      },
-      to: {
-        symbol: 'USDC',
-        chain: 'arbitrum',
-        chainId: 42161,
-        contractAddress: '0xaf88d065e77c8cC2239327C5EDb3A432268e5831',
-        decimals: 6,
-      },
-      limits: null,
-      targets: {
-        bridge: '0x9295ee1d8C5b022Be115A2AD3c30C72E34e7F096',
-        token: '0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359',
-        treasury: '0x1111111111111111111111111111111111111111',
-      },
-    };
-    const q = quote({
-      routeId: polygonToArbitrum.routeId,
-      amountIn: '0.130592',
-      amountInRaw: '130592',
-      amountOut: '0.107647',
-      amountOutRaw: '107647',
-      // Across kept 17.6 % of this small deposit: the provider fee is the difference.
-      providerFee: '0.022945',
-      providerFeeRaw: '22945',
-      gasFee: '0',
-      gasFeeRaw: '0',
-      expiresAt: '2024-06-17T15:00:00.000Z',
-    });
-    const at = Date.parse('2024-06-17T14:55:00.000Z');
-    const base = validConstruct({ route: polygonToArbitrum });
-    const withDeposit = (data: string) => {
-      const construct = structuredClone(base);
-      construct.quote = q;
-      construct.bundle.calls = [
-        { target: polygonToArbitrum.targets.token, value: '0x0', data: approve },
-        { target: polygonToArbitrum.targets.bridge, value: '0x0', data: data as `0x${string}` },
-      ];
-      construct.bundle.userOp.callData = encodeBatchCallData(construct.bundle.calls);
-      construct.bundle = rehashBundle(construct.bundle);
-      return construct;
-    };
     const verify = (construct: BridgeConstructResult, options?: VerifyBridgeBatchOptions) =>
       verifyBridgeBatch(
-        { route: polygonToArbitrum, construct, wallet: USER, amount: '0.130592', now: at },
+        { route: polygonToArbitrum, construct, wallet: USER, amount: '0.130592', now: tvNow },
         options,
       );
 
