@@ -240,42 +240,50 @@ describe('what the verifier remembers between batches is never taken for another
   });
   const MARKER = `0x7702${'0'.repeat(36)}`;
 
-  /** A batch signed for one context (`hashedAs`), then presented as the batch of another. */
-  function hashedFor(
-    presented: BridgeConstructResult,
-    hashedAs: (bundle: BridgeConstructResult['bundle']) => BridgeConstructResult['bundle'],
-  ): BridgeConstructResult {
-    const { userOpHash } = rehashBundle(hashedAs(structuredClone(presented.bundle)));
-    return { ...presented, bundle: { ...presented.bundle, userOpHash } };
+  type Bundle = BridgeConstructResult['bundle'];
+
+  /**
+   * Each honest batch verifies; the same batch with the hash of another context (`hashedAs` gives
+   * its bundle as hashed there) is refused. In turn A, B, A: each context's remembered values are
+   * in place when the other's replay comes.
+   */
+  function refusesReplays<T>(
+    turns: readonly (readonly [BridgeConstructResult, T, BridgeRoute?])[],
+    hashedAs: (bundle: Bundle, other: T) => Bundle,
+  ): void {
+    for (const [honest, other, r = route()] of turns) {
+      expect(issuesOf(honest, { route: r })).toEqual([]);
+      const { userOpHash } = rehashBundle(hashedAs(structuredClone(honest.bundle), other));
+      expect(userOpHash).not.toBe(honest.bundle.userOpHash);
+      const replayed = { ...honest, bundle: { ...honest.bundle, userOpHash } };
+      expect(issuesOf(replayed, { route: r }), String(other)).toEqual(['userOp.hash']);
+    }
   }
 
   it("refuses a v0.8 operation hashed under another chain's domain, with both domains seen before", () => {
     const onBase = batchFor(route(), {}, { entryPoint: ENTRY_POINT_V08, authorizationNonce: null });
     const onArbitrum = batchFor(arbitrum, {}, { entryPoint: ENTRY_POINT_V08, authorizationNonce: null });
-    for (const [honest, r, otherChain] of [
-      [onBase, route(), 42161],
-      [onArbitrum, arbitrum, 8453],
-      [onBase, route(), 42161],
-    ] as const) {
-      expect(issuesOf(honest, { route: r })).toEqual([]);
-      const replayed = hashedFor(honest, (bundle) => ({ ...bundle, chainId: otherChain }));
-      expect(replayed.bundle.userOpHash).not.toBe(honest.bundle.userOpHash);
-      expect(issuesOf(replayed, { route: r }), `chain ${r.from.chainId}`).toEqual(['userOp.hash']);
-    }
+    refusesReplays(
+      [
+        [onBase, 42161],
+        [onArbitrum, 8453, arbitrum],
+        [onBase, 42161],
+      ],
+      (bundle, chainId) => ({ ...bundle, chainId }),
+    );
   });
 
   it('refuses an operation hashed for the other EntryPoint version, with both verified before', () => {
     const v07 = batchFor(route(), {}, { entryPoint: ENTRY_POINT_V07, authorizationNonce: null });
     const v08 = batchFor(route(), {}, { entryPoint: ENTRY_POINT_V08, authorizationNonce: null });
-    for (const [honest, other] of [
-      [v08, ENTRY_POINT_V07],
-      [v07, ENTRY_POINT_V08],
-      [v08, ENTRY_POINT_V07],
-    ] as const) {
-      expect(issuesOf(honest)).toEqual([]);
-      const replayed = hashedFor(honest, (bundle) => ({ ...bundle, entryPoint: other }));
-      expect(issuesOf(replayed), other).toEqual(['userOp.hash']);
-    }
+    refusesReplays(
+      [
+        [v08, ENTRY_POINT_V07],
+        [v07, ENTRY_POINT_V08],
+        [v08, ENTRY_POINT_V07],
+      ],
+      (bundle, entryPoint) => ({ ...bundle, entryPoint }),
+    );
   });
 
   it('refuses a v0.8 marker hashed with another delegate in its place, with both delegates seen before', () => {
@@ -285,19 +293,15 @@ describe('what the verifier remembers between batches is never taken for another
       });
     const v100 = withDelegate(MAV2_7702_DELEGATE_V100);
     const v110 = withDelegate(MAV2_7702_DELEGATE_V110);
-    for (const [honest, other] of [
-      [v100, MAV2_7702_DELEGATE_V110],
-      [v110, MAV2_7702_DELEGATE_V100],
-      [v100, MAV2_7702_DELEGATE_V110],
-    ] as const) {
-      expect(issuesOf(honest)).toEqual([]);
-      // The EntryPoint hashes the wallet's delegate in place of the marker, from its authorization.
-      const replayed = hashedFor(honest, (bundle) => ({
-        ...bundle,
-        authorization: { ...bundle.authorization!, address: other },
-      }));
-      expect(issuesOf(replayed), other).toEqual(['userOp.hash']);
-    }
+    // The EntryPoint hashes the wallet's delegate in place of the marker, from its authorization.
+    refusesReplays(
+      [
+        [v100, MAV2_7702_DELEGATE_V110],
+        [v110, MAV2_7702_DELEGATE_V100],
+        [v100, MAV2_7702_DELEGATE_V110],
+      ],
+      (bundle, address) => ({ ...bundle, authorization: { ...bundle.authorization!, address } }),
+    );
   });
 
   it('refuses call data that shares its leading blocks with a verified batch but not its hash', () => {
