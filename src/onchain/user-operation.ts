@@ -1,7 +1,7 @@
 import { ENTRY_POINT_V07, ENTRY_POINT_V08 } from '../core/contracts.js';
 import type { Address, Hex } from '../schemas/common.js';
 import { addressWord, isHex, quantity, sameAddress, uintWord } from './hex.js';
-import { keccak256Hex, keccak256Text } from './keccak.js';
+import { keccak256Hex, keccak256HexRecurring, keccak256Text } from './keccak.js';
 
 /** The fields of a v0.7+ user operation in the packed form the EntryPoint hashes. */
 export interface PackedUserOperation {
@@ -218,6 +218,16 @@ const EIP7702_MARKER = /^7702(0{36})?$/;
 export function isEip7702Marker(initCode: string): boolean {
   return initCode === '7702' || initCode === `7702${'0'.repeat(36)}`;
 }
+/**
+ * The hash of a v0.8 initCode whose EIP-7702 marker stands for the delegate. The bare marker (the
+ * only one the verifier accepts) hashes the delegate alone, the same for every batch of a wallet
+ * kind: remembered per delegate. Data after the marker is hashed afresh.
+ */
+function delegateInitCodeHash(delegate: string, rest: string): string {
+  const address = delegate.slice(2).toLowerCase();
+  return rest ? keccak256Hex(address + rest) : keccak256HexRecurring(address);
+}
+
 /** The EIP-712 type hash and domain prefix of v0.8, hashed on first use: importing hashes nothing. */
 let eip712: { typeHash: string; domainPrefix: string } | undefined;
 
@@ -252,7 +262,7 @@ export function userOperationHash(
 ): Hex {
   const initCodeHash =
     context.version === '0.8' && EIP7702_MARKER.test(op.initCode.slice(0, 40))
-      ? keccak256Hex(context.delegate.slice(2) + op.initCode.slice(40))
+      ? delegateInitCodeHash(context.delegate, op.initCode.slice(40))
       : keccak256Hex(op.initCode);
   // Joined, not hashed part by part: V8 joins strings lazily, and one hex write costs less than many.
   const fields =
@@ -269,6 +279,7 @@ export function userOperationHash(
     return `0x${keccak256Hex(keccak256Hex(fields) + addressWord(context.entryPoint) + chainId)}`;
   }
   const { typeHash, domainPrefix } = eip712Constants();
-  const domainSeparator = keccak256Hex(domainPrefix + chainId + addressWord(context.entryPoint));
+  // The same few chains and entry points every time: remembered under the exact domain hashed.
+  const domainSeparator = keccak256HexRecurring(domainPrefix + chainId + addressWord(context.entryPoint));
   return `0x${keccak256Hex(`1901${domainSeparator}${keccak256Hex(typeHash + fields)}`)}`;
 }

@@ -6,7 +6,7 @@ import { verifierSchemas } from '../schemas/bridge.js';
 import { ADDRESS_PATTERN, type Address } from '../schemas/common.js';
 import { SELECTOR } from './constants.js';
 import { sameAddress } from './hex.js';
-import { keccak256Hex } from './keccak.js';
+import { keccak256HexSharedPrefix } from './keccak.js';
 import {
   entryPointVersion,
   isEip7702Marker,
@@ -335,7 +335,7 @@ function checkUserOperation(facts: AccountFacts, fail: Fail): OperationFacts {
     );
   }
   checkGas(fail, packed.op.gas, paymaster !== null);
-  const callDataHash = keccak256Hex(packed.op.callData);
+  const callDataHash = keccak256HexSharedPrefix(packed.op.callData);
   if (version) {
     const hash = userOperationHash(packed.op, {
       entryPoint: bundle.entryPoint,

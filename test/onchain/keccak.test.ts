@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { keccak256Hex, keccak256Text } from '../../src/onchain/keccak.js';
+import {
+  keccak256Hex,
+  keccak256HexRecurring,
+  keccak256HexSharedPrefix,
+  keccak256Text,
+} from '../../src/onchain/keccak.js';
 import { referenceKeccak256 } from '../helpers/keccak-reference.js';
 
 const hexOf = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
@@ -48,5 +53,36 @@ describe('keccak256', () => {
     for (const text of ['ERC4337', 'é✓', '\u{1F600}']) {
       expect(keccak256Text(text)).toBe(referenceKeccak256(new TextEncoder().encode(text)));
     }
+  });
+
+  it('gives the digest of the whole input when the call data shares its leading blocks with earlier ones', () => {
+    // Inputs that agree in their first 272 bytes and part ways after, or one byte before: the state
+    // remembered after the shared blocks must never stand in for a prefix it was not computed from.
+    const base = Uint8Array.from({ length: 5 * 136 + 7 }, (_, i) => (i * 7 + 3) & 0xff);
+    for (const length of [271, 272, 273, 408, 409, base.length]) {
+      for (const flip of [-1, 0, 135, 136, 271, 272, length - 1]) {
+        const bytes = base.slice(0, length);
+        if (flip >= 0 && flip < length) bytes[flip]! ^= 0x80;
+        const hex = hexOf(bytes);
+        const digest = referenceKeccak256(bytes);
+        expect(keccak256HexSharedPrefix(hex), `${length}/${flip}`).toBe(digest);
+        expect(keccak256HexSharedPrefix(hex.toUpperCase()), `${length}/${flip} upper`).toBe(digest);
+        expect(keccak256HexSharedPrefix(hex), `${length}/${flip} again`).toBe(digest);
+      }
+    }
+  });
+
+  it('remembers each digest under exactly its own input, past the number it keeps', () => {
+    fc.assert(
+      fc.property(fc.array(fc.uint8Array({ maxLength: 700 }), { minLength: 1, maxLength: 200 }), (inputs) => {
+        // Every input twice, so that the second lookups meet a memory full of others.
+        for (const bytes of [...inputs, ...inputs]) {
+          const hex = hexOf(bytes);
+          expect(keccak256HexRecurring(hex)).toBe(referenceKeccak256(bytes));
+          expect(keccak256HexSharedPrefix(hex)).toBe(referenceKeccak256(bytes));
+        }
+      }),
+      { numRuns: 5, seed: 7702 },
+    );
   });
 });

@@ -7,11 +7,18 @@
 import { describe, expect, it } from 'vitest';
 import { route, wethRoute } from '../../fixtures/wire.js';
 import {
+  ACROSS_SPOKE_POOLS,
   ArgumentError,
   BatchVerificationError,
+  type BridgeConstructResult,
   type BridgeRoute,
+  ENTRY_POINT_V07,
+  ENTRY_POINT_V08,
+  MAV2_7702_DELEGATE_V100,
+  MAV2_7702_DELEGATE_V110,
   verifyBridgeBatch,
 } from '../../src/index.js';
+import { rehashBundle } from '../../src/testing/index.js';
 import {
   ATTACKER,
   addressWord,
@@ -219,5 +226,94 @@ describe('a well-known asset the table cannot place is not delivered', () => {
     // Named by the partner, it is a token like any other.
     const named = { tokens: [{ chainId: 81457, address: ATTACKER, symbol: 'USDC', decimals: 6 }] };
     expect(issuesOf(batchFor(r), { route: r, options: named })).toEqual([]);
+  });
+});
+
+describe('what the verifier remembers between batches is never taken for another batch', () => {
+  const BASE_USDC = route().from.contractAddress;
+  /** USDC from Arbitrum to Base: a second source chain, so a second EIP-712 domain. */
+  const arbitrum = route({
+    routeId: 'arbitrum-usdc-to-base-usdc',
+    from: { symbol: 'USDC', chain: 'arbitrum', chainId: 42161, contractAddress: ARBITRUM_USDC, decimals: 6 },
+    to: { symbol: 'USDC', chain: 'base', chainId: 8453, contractAddress: BASE_USDC, decimals: 6 },
+    targets: { ...route().targets, bridge: ACROSS_SPOKE_POOLS[42161]!, token: ARBITRUM_USDC },
+  });
+  const MARKER = `0x7702${'0'.repeat(36)}`;
+
+  type Bundle = BridgeConstructResult['bundle'];
+
+  /**
+   * Each honest batch verifies; the same batch with the hash of another context (`hashedAs` gives
+   * its bundle as hashed there) is refused. In turn A, B, A: each context's remembered values are
+   * in place when the other's replay comes.
+   */
+  function refusesReplays<T>(
+    turns: readonly (readonly [BridgeConstructResult, T, BridgeRoute?])[],
+    hashedAs: (bundle: Bundle, other: T) => Bundle,
+  ): void {
+    for (const [honest, other, r = route()] of turns) {
+      expect(issuesOf(honest, { route: r })).toEqual([]);
+      const { userOpHash } = rehashBundle(hashedAs(structuredClone(honest.bundle), other));
+      expect(userOpHash).not.toBe(honest.bundle.userOpHash);
+      const replayed = { ...honest, bundle: { ...honest.bundle, userOpHash } };
+      expect(issuesOf(replayed, { route: r }), String(other)).toEqual(['userOp.hash']);
+    }
+  }
+
+  it("refuses a v0.8 operation hashed under another chain's domain, with both domains seen before", () => {
+    const onBase = batchFor(route(), {}, { entryPoint: ENTRY_POINT_V08, authorizationNonce: null });
+    const onArbitrum = batchFor(arbitrum, {}, { entryPoint: ENTRY_POINT_V08, authorizationNonce: null });
+    refusesReplays(
+      [
+        [onBase, 42161],
+        [onArbitrum, 8453, arbitrum],
+        [onBase, 42161],
+      ],
+      (bundle, chainId) => ({ ...bundle, chainId }),
+    );
+  });
+
+  it('refuses an operation hashed for the other EntryPoint version, with both verified before', () => {
+    const v07 = batchFor(route(), {}, { entryPoint: ENTRY_POINT_V07, authorizationNonce: null });
+    const v08 = batchFor(route(), {}, { entryPoint: ENTRY_POINT_V08, authorizationNonce: null });
+    refusesReplays(
+      [
+        [v08, ENTRY_POINT_V07],
+        [v07, ENTRY_POINT_V08],
+        [v08, ENTRY_POINT_V07],
+      ],
+      (bundle, entryPoint) => ({ ...bundle, entryPoint }),
+    );
+  });
+
+  it('refuses a v0.8 marker hashed with another delegate in its place, with both delegates seen before', () => {
+    const withDelegate = (delegate: `0x${string}`) =>
+      forge((c) => (c.bundle.userOp.factory = MARKER), {
+        base: batchFor(route(), {}, { entryPoint: ENTRY_POINT_V08, delegate }),
+      });
+    const v100 = withDelegate(MAV2_7702_DELEGATE_V100);
+    const v110 = withDelegate(MAV2_7702_DELEGATE_V110);
+    // The EntryPoint hashes the wallet's delegate in place of the marker, from its authorization.
+    refusesReplays(
+      [
+        [v100, MAV2_7702_DELEGATE_V110],
+        [v110, MAV2_7702_DELEGATE_V100],
+        [v100, MAV2_7702_DELEGATE_V110],
+      ],
+      (bundle, address) => ({ ...bundle, authorization: { ...bundle.authorization!, address } }),
+    );
+  });
+
+  it('refuses call data that shares its leading blocks with a verified batch but not its hash', () => {
+    // Another amount: the same layout and token in the first blocks of the call data, whose
+    // absorbed state the verifier keeps, and a hash that is the first batch's.
+    const first = validConstruct();
+    expect(issuesOf(first)).toEqual([]);
+    const second = batchFor(route(), { amountInRaw: 26_000_000n });
+    const leading = (c: BridgeConstructResult) => String(c.bundle.userOp.callData).slice(0, 2 + 2 * 272);
+    expect(leading(second)).toBe(leading(first));
+    expect(issuesOf(second, { amount: '26' })).toEqual([]);
+    const replayed = { ...second, bundle: { ...second.bundle, userOpHash: first.bundle.userOpHash } };
+    expect(issuesOf(replayed, { amount: '26' })).toEqual(['userOp.hash']);
   });
 });
