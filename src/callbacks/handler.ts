@@ -2,7 +2,7 @@ import { readArgs } from '../core/args.js';
 import { CallbackParseError } from '../errors/bridge-errors.js';
 import { CallbackBusyError, CallbackListenerError, CallbackTimeoutError } from '../errors/callback-errors.js';
 import { type BodyErrors, type BodyLimits, readRequestText } from '../http/body.js';
-import type { CallbackDispatcher, CallbackRequest, DispatchOutcome, RejectedDelivery } from './outcomes.js';
+import type { CallbackRequest, Dispatch, DispatchOutcome, RejectedDelivery } from './outcomes.js';
 
 /**
  * The callback endpoint, written once on web `Request`/`Response` semantics: `fetchHandler` is it
@@ -33,11 +33,13 @@ export interface Answer {
   body: string;
   /** Its headers, shared by every answer with that status. */
   headers: Readonly<Record<string, string>>;
+  /** Status and headers as a `Response` takes them, built once with the answer. */
+  init: ResponseInit;
 }
 
 /**
- * What the handler is given: the router's bounds, its check, where to report, and the router
- * itself as the `CallbackDispatcher` of accepted bodies (this file knows nothing more of it).
+ * What the handler is given: the router's bounds, its check, where to report, and the router's
+ * `Dispatch` of accepted bodies (this file knows nothing more of it).
  */
 export interface HandlerContext {
   maxBodyBytes: number;
@@ -45,7 +47,7 @@ export interface HandlerContext {
   authenticate: ((request: CallbackRequest) => boolean | Promise<boolean>) | undefined;
   /** Runs the `authenticate` check within `listenerTimeoutMs`. */
   bounded: <T>(work: () => T | Promise<T>) => Promise<T>;
-  dispatcher: CallbackDispatcher;
+  dispatch: Dispatch;
   reportError: (error: unknown) => void;
   /** Tells the router's `rejected` listeners about a delivery `authenticate` refused. */
   reportRejected: (rejected: RejectedDelivery) => void;
@@ -62,11 +64,10 @@ const BODY_ERRORS: BodyErrors = {
 };
 
 const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json' });
-const answer = (status: number, body: unknown): Answer => ({
-  status,
-  body: JSON.stringify(body),
-  headers: status === 405 ? Object.freeze({ ...JSON_HEADERS, allow: 'POST' }) : JSON_HEADERS,
-});
+const answer = (status: number, body: unknown): Answer => {
+  const headers = status === 405 ? Object.freeze({ ...JSON_HEADERS, allow: 'POST' }) : JSON_HEADERS;
+  return { status, body: JSON.stringify(body), headers, init: Object.freeze({ status, headers }) };
+};
 
 const methodNotAllowed = answer(405, { error: 'method_not_allowed' });
 const tooLarge = answer(413, { error: 'payload_too_large' });
@@ -88,7 +89,7 @@ export const internalError = answer(500, { error: 'internal_error' });
  * whose state was not recorded is answered 5xx, so the service delivers it again.
  *
  * @example
- * const handle = createDeliveryHandler({ maxBodyBytes, bodyTimeoutMs, authenticate, bounded, dispatcher: router, reportError, reportRejected });
+ * const handle = createDeliveryHandler({ maxBodyBytes, bodyTimeoutMs, authenticate, bounded, dispatch: (body) => router.dispatch(body), reportError, reportRejected });
  * const answer = await handle(delivery); // { status: 200, body: { received: true, outcome: 'dispatched' } }
  */
 export function createDeliveryHandler(context: HandlerContext): DeliveryHandler {
@@ -121,7 +122,8 @@ export function createDeliveryHandler(context: HandlerContext): DeliveryHandler 
       }
     }
     try {
-      return received[(await context.dispatcher.dispatch(body)).outcome];
+      const dispatching = context.dispatch(body);
+      return received[(dispatching instanceof Promise ? await dispatching : dispatching).outcome];
     } catch (error) {
       if (error instanceof CallbackParseError)
         return answer(400, { error: 'invalid_body', message: error.message });
@@ -151,8 +153,8 @@ export function webHandler(
 ): (request: Request) => Promise<Response> {
   return async (request) => {
     const delivery = readArgs('CallbackRouter.fetchHandler', () => webDelivery(request, withHeaders));
-    const { status, body, headers } = await handle(delivery);
-    return new Response(body, { status, headers });
+    const { body, init } = await handle(delivery);
+    return new Response(body, init);
   };
 }
 
@@ -160,10 +162,11 @@ function webDelivery(request: Request, withHeaders: boolean): Delivery {
   const method = request.method;
   const url = request.url;
   const headers = withHeaders ? new Headers(request.headers) : request.headers;
+  const length = headers.get('content-length');
   return {
     method,
-    declaredBytes: Number(headers.get('content-length') ?? Number.NaN),
-    read: (limits, errors) => readRequestText(request, limits, errors),
+    declaredBytes: Number(length ?? Number.NaN),
+    read: (limits, errors) => readRequestText(request, limits, errors, length),
     describe: (body) => ({ method, url, headers, body, remoteAddress: undefined, raw: request }),
   };
 }

@@ -153,3 +153,95 @@ export async function sleep(
   await deadline.ended();
   if (deadline.reason !== SLEPT) throw deadline.reason;
 }
+
+/** One wait on the shared timer: when it is due, and what ends it then. */
+interface Wait {
+  readonly endsAt: number;
+  readonly end: () => void;
+}
+
+/**
+ * The waits of `settleWithin`, on one timer armed for the earliest of them and holding the process
+ * only while one is waiting. Most of them settle within a turn of the event loop (a body that came
+ * with its headers, a store in memory), where a timer and an AbortController each would cost more
+ * than the wait itself; the few that last are ended on time all the same.
+ */
+const waits = new Set<Wait>();
+let timer: ReturnType<typeof setTimeout> | undefined;
+let armedAt = Number.POSITIVE_INFINITY;
+
+function arm(at: number, now: number): void {
+  clearTimeout(timer);
+  armedAt = at;
+  timer = setTimeout(expire, Math.max(1, Math.ceil(at - now)));
+  if (waits.size === 0) timer.unref?.();
+}
+
+function expire(): void {
+  timer = undefined;
+  armedAt = Number.POSITIVE_INFINITY;
+  const now = performance.now();
+  const due: Wait[] = [];
+  let next = Number.POSITIVE_INFINITY;
+  for (const wait of waits) {
+    // A timer may fire a fraction of a millisecond before the clock says it is due.
+    if (wait.endsAt <= now + 1) due.push(wait);
+    else if (wait.endsAt < next) next = wait.endsAt;
+  }
+  for (const wait of due) waits.delete(wait);
+  if (next !== Number.POSITIVE_INFINITY) arm(next, now);
+  for (const wait of due) wait.end();
+}
+
+function add(wait: Wait, now: number): void {
+  waits.add(wait);
+  // A timer that should have fired long ago was lost (one made under a test's fake clock): re-arm.
+  if (timer === undefined || wait.endsAt < armedAt || armedAt < now - 1_000) arm(wait.endsAt, now);
+  else if (waits.size === 1) timer.ref?.();
+}
+
+/** Whether `wait` was still waiting (it is not any more). */
+function remove(wait: Wait): boolean {
+  if (!waits.delete(wait)) return false;
+  if (waits.size === 0) timer?.unref?.();
+  return true;
+}
+
+/**
+ * Settles with `promise` within `ms`, or rejects with `timedOut()` once `ms` passed first; what
+ * `promise` does after that is ignored (a rejection too, so it is never unhandled). `Infinity`
+ * bounds nothing; 0 or less times out at once. A `Deadline`'s `race` without a signal to abort:
+ * no AbortController, and no timer of its own.
+ *
+ * @example
+ * const text = await settleWithin(request.text(), 10_000, () => new RequestTimeout());
+ */
+export function settleWithin<T>(promise: PromiseLike<T>, ms: number, timedOut: () => unknown): Promise<T> {
+  if (ms === Number.POSITIVE_INFINITY) return Promise.resolve(promise);
+  if (!(ms > 0)) {
+    promise.then(undefined, () => {});
+    return Promise.reject(timedOut());
+  }
+  return new Promise<T>((resolve, reject) => {
+    const now = performance.now();
+    const wait: Wait = {
+      endsAt: now + ms,
+      end: () => {
+        try {
+          reject(timedOut());
+        } catch (error) {
+          reject(error);
+        }
+      },
+    };
+    add(wait, now);
+    promise.then(
+      (value) => {
+        if (remove(wait)) resolve(value);
+      },
+      (error: unknown) => {
+        if (remove(wait)) reject(error);
+      },
+    );
+  });
+}
