@@ -189,7 +189,9 @@ export function readRequestText(
   const ms = limits.timeoutMs ?? Number.POSITIVE_INFINITY;
   if (limits.deadline) return limits.deadline.race(read);
   // A caller's signal needs a Deadline to listen to it; time alone is the shared timer's.
-  return limits.signal ? withinDeadline(read, ms, limits.signal, errors) : settleWithin(read, ms, errors.timedOut);
+  return limits.signal
+    ? withinDeadline(read, ms, limits.signal, errors)
+    : settleWithin(read, ms, errors.timedOut);
 }
 
 /**
