@@ -211,36 +211,47 @@ function remove(wait: Wait): boolean {
  * Settles with `promise` within `ms`, or rejects with `timedOut()` once `ms` passed first; what
  * `promise` does after that is ignored (a rejection too, so it is never unhandled). `Infinity`
  * bounds nothing; 0 or less times out at once. A `Deadline`'s `race` without a signal to abort:
- * no AbortController, and no timer of its own.
+ * no AbortController, and no timer of its own. `settle` and `fail` map what `promise` settled
+ * with (a throw of `settle` rejects) in the same turn, where a `then` after would take one more.
  *
  * @example
  * const text = await settleWithin(request.text(), 10_000, () => new RequestTimeout());
  */
-export function settleWithin<T>(promise: PromiseLike<T>, ms: number, timedOut: () => unknown): Promise<T> {
-  if (ms === Number.POSITIVE_INFINITY) return Promise.resolve(promise);
+export function settleWithin<T, U = T>(
+  promise: PromiseLike<T>,
+  ms: number,
+  timedOut: () => unknown,
+  settle: (value: T) => U = (value) => value as unknown as U,
+  fail: (error: unknown) => unknown = (error) => error,
+): Promise<U> {
+  if (ms === Number.POSITIVE_INFINITY)
+    return Promise.resolve(promise).then(settle, (error: unknown) => Promise.reject(fail(error)));
   if (!(ms > 0)) {
     promise.then(undefined, () => {});
     return Promise.reject(timedOut());
   }
-  return new Promise<T>((resolve, reject) => {
+  return new Promise<U>((resolve, reject) => {
     const now = performance.now();
-    const wait: Wait = {
-      endsAt: now + ms,
-      end: () => {
+    const end = (make: () => unknown) => {
+      try {
+        reject(make());
+      } catch (error) {
+        reject(error);
+      }
+    };
+    const wait: Wait = { endsAt: now + ms, end: () => end(timedOut) };
+    add(wait, now);
+    promise.then(
+      (value) => {
+        if (!remove(wait)) return;
         try {
-          reject(timedOut());
+          resolve(settle(value));
         } catch (error) {
           reject(error);
         }
       },
-    };
-    add(wait, now);
-    promise.then(
-      (value) => {
-        if (remove(wait)) resolve(value);
-      },
       (error: unknown) => {
-        if (remove(wait)) reject(error);
+        if (remove(wait)) end(() => fail(error));
       },
     );
   });

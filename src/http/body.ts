@@ -182,16 +182,14 @@ export function readRequestText(
   } catch (error) {
     return Promise.reject(errors.broken(error));
   }
-  const read = reading.then(
-    (text) => framed(text, declared, limits.maxBytes, errors),
-    (error: unknown) => Promise.reject(errors.broken(error)),
-  );
   const ms = limits.timeoutMs ?? Number.POSITIVE_INFINITY;
-  if (limits.deadline) return limits.deadline.race(read);
-  // A caller's signal needs a Deadline to listen to it; time alone is the shared timer's.
-  return limits.signal
-    ? withinDeadline(read, ms, limits.signal, errors)
-    : settleWithin(read, ms, errors.timedOut);
+  const check = (text: string) => framed(text, declared, limits.maxBytes, errors);
+  if (limits.deadline || limits.signal) {
+    const read = reading.then(check, (error: unknown) => Promise.reject(errors.broken(error)));
+    return limits.deadline ? limits.deadline.race(read) : withinDeadline(read, ms, limits.signal, errors);
+  }
+  // Time alone: the shared timer's, with the check in the same turn.
+  return settleWithin(reading, ms, errors.timedOut, check, errors.broken);
 }
 
 /**
