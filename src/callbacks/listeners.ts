@@ -2,7 +2,7 @@ import { EventEmitter } from '../core/emitter.js';
 import { quiet } from '../core/isolate.js';
 import { PREFIX } from '../core/logger.js';
 import { CallbackTimeoutError, type CallbackTimeoutStage } from '../errors/callback-errors.js';
-import { Deadline } from '../http/abort.js';
+import { settleWithin } from '../http/abort.js';
 import type { CallbackRouterEvents } from './events.js';
 import type { RejectedDelivery } from './outcomes.js';
 
@@ -209,16 +209,17 @@ export class Listeners {
     ms = this.#timeoutMs,
   ): Promise<T> {
     const run: Run = { live: true };
-    const deadline = new Deadline(ms, undefined, {
-      timedOut: () => {
+    // On the shared timer: most steps settle within a turn, where a timer of their own would cost more.
+    return settleWithin(
+      Promise.resolve().then(() => work(run)),
+      ms,
+      () => {
         run.live = false;
         const error = new CallbackTimeoutError({ stage, timeoutMs: this.#timeoutMs, transferId, kind });
         this.error(error);
         return error;
       },
-      aborted: () => undefined, // no signal: a delivery is bounded by time alone
-    });
-    return deadline.race(Promise.resolve().then(() => work(run))).finally(() => deadline.clear());
+    );
   }
 
   /** Tells the `rejected` listeners of a refused delivery; a check that threw is a failure too. */

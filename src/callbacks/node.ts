@@ -30,7 +30,7 @@ export function nodeListener(
         onWriteError(error);
       }
     };
-    handle(delivery).then(send, () => send(internalError));
+    handle(delivery, send).catch(() => send(internalError));
   };
 }
 

@@ -57,3 +57,14 @@ export interface CallbackDispatcher {
    */
   dispatch(body: unknown): Promise<DispatchOutcome>;
 }
+
+/**
+ * How the HTTP handler hands on a body it accepted: `CallbackDispatcher.dispatch` fits, and the
+ * router hands one that returns the outcome itself when the delivery settled at once (its own
+ * store, listeners that return at once), so that a delivery takes no turn it does not need.
+ * A parse error may be thrown rather than rejected.
+ *
+ * @example
+ * const dispatch: Dispatch = (body) => dispatcher.dispatch(body);
+ */
+export type Dispatch = (body: string) => DispatchOutcome | Promise<DispatchOutcome>;

@@ -1,3 +1,4 @@
+import * as z from 'zod';
 import { CallbackParseError } from '../errors/bridge-errors.js';
 import { type BridgeTransfer, bridgeSchemas } from '../schemas/bridge.js';
 import { formatIssues, toIssues } from '../schemas/issues.js';
@@ -29,6 +30,19 @@ function decode(body: unknown): unknown {
     }
   }
   return body;
+}
+
+/**
+ * The transfer schema of `transfers.get`, compiled by zod (`z.compile`) on first use, as the
+ * verifier's are: one generated function per delivery instead of zod's walk from node to node,
+ * with the same results (a value it refuses is parsed again by the schema, for the schema's own
+ * issues; where code cannot be generated, the schema is used as it is).
+ */
+const compiled = new Map<boolean, ReturnType<typeof bridgeSchemas>['transfer']>();
+function transferSchema(strict: boolean): ReturnType<typeof bridgeSchemas>['transfer'] {
+  let schema = compiled.get(strict);
+  if (!schema) compiled.set(strict, (schema = z.compile(bridgeSchemas(strict).transfer)));
+  return schema;
 }
 
 const STATES: ReadonlySet<string> = new Set(TRANSFER_STATES);
@@ -83,7 +97,7 @@ export function parseBridgeCallback(body: unknown, options: { strict?: boolean }
 function parse(body: unknown, options: { strict?: boolean }): ParsedCallback {
   const value = decode(body);
   if (!looksLikeBridgeTransfer(value)) return { kind: 'unknown', body: value };
-  const result = bridgeSchemas(options.strict ?? false).transfer.safeParse(value);
+  const result = transferSchema(options.strict ?? false).safeParse(value);
   if (!result.success) {
     const issues = toIssues(result.error);
     throw new CallbackParseError({

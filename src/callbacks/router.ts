@@ -26,6 +26,29 @@ export type {
 const RESOLVED = Promise.resolve();
 
 /**
+ * What stands in the queue for a delivery run at once (the handlers'): the deliveries of the same
+ * transfer that come meanwhile wait on its end, and a promise of that end is made only for them.
+ */
+class Turn {
+  #ended: Promise<void> | undefined;
+  #resolve: (() => void) | undefined;
+  #over = false;
+
+  get ended(): Promise<void> {
+    if (this.#over) return RESOLVED;
+    this.#ended ??= new Promise<void>((resolve) => {
+      this.#resolve = resolve;
+    });
+    return this.#ended;
+  }
+
+  end(): void {
+    this.#over = true;
+    this.#resolve?.();
+  }
+}
+
+/**
  * Routes bridge callbacks to typed listeners, once each and never backwards for one transfer.
  * Mount `fetchHandler` (Hono, Bun, Deno, workers) or `nodeHandler` (node:http, Express).
  *
@@ -43,7 +66,7 @@ export class CallbackRouter implements CallbackDispatcher {
   readonly #claimTtlMs: number;
   readonly #acknowledgeListenerErrors: boolean;
   /** Deliveries for one transfer are handled one after another, so the order check sees each. */
-  readonly #queues = new Map<string, Promise<unknown>>();
+  readonly #queues = new Map<string, Promise<unknown> | Turn>();
   /** The emitter is private, so nothing reaches a listener around the dedupe. */
   readonly #listeners: Listeners;
 
@@ -61,7 +84,7 @@ export class CallbackRouter implements CallbackDispatcher {
       bodyTimeoutMs: settings.bodyTimeoutMs,
       authenticate,
       bounded: (work) => this.#listeners.bounded('authenticate', undefined, undefined, work),
-      dispatcher: this,
+      dispatch: (body) => this.#accept(body),
       reportError: (error) => this.#listeners.error(error),
       reportRejected: (rejected) => this.#listeners.rejected(rejected),
     });
@@ -135,21 +158,62 @@ export class CallbackRouter implements CallbackDispatcher {
   /** `dispatch`, throwing a parse error at once. */
   #route(body: unknown): Promise<DispatchOutcome> {
     const parsed: ParsedCallback = parseBridgeCallback(body, { strict: this.#strict });
+    if (parsed.kind === 'unknown') return Promise.resolve(this.#dispatchUnknown(parsed.body));
+    if (parsed.kind === 'unexpected_state')
+      return Promise.resolve(this.#ignore('unexpected_state', parsed.transfer, undefined));
+    return this.#enqueue(parsed.kind, parsed.transfer);
+  }
+
+  /**
+   * The handlers' `dispatch`: a delivery with nothing under way for its transfer runs at once, and
+   * its outcome is returned as it is when it settled at once (the router's own store, listeners
+   * that return at once), so a delivery waits on no turn it does not need. Its transfer is taken
+   * meanwhile: a listener that dispatches the same transfer again still queues behind it.
+   */
+  #accept(body: string): DispatchOutcome | Promise<DispatchOutcome> {
+    const parsed: ParsedCallback = parseBridgeCallback(body, { strict: this.#strict });
     if (parsed.kind === 'unknown') return this.#dispatchUnknown(parsed.body);
     const { transfer } = parsed;
     if (parsed.kind === 'unexpected_state') return this.#ignore('unexpected_state', transfer, undefined);
-    const kind = parsed.kind;
     const id = transfer.transferId;
-    const request: ClaimRequest = {
-      transferId: id,
+    if (this.#queues.has(id)) return this.#enqueue(parsed.kind, transfer);
+    const turn = new Turn();
+    this.#queues.set(id, turn);
+    const end = () => {
+      if (this.#queues.get(id) === turn) this.#queues.delete(id);
+      turn.end();
+    };
+    let result: DispatchOutcome | Promise<DispatchOutcome>;
+    try {
+      result = this.#deliver(this.#claimRequest(transfer), parsed.kind, transfer);
+    } catch (error) {
+      end();
+      throw error;
+    }
+    if (result instanceof Promise) result.then(end, end);
+    else end();
+    return result;
+  }
+
+  #claimRequest(transfer: BridgeTransfer): ClaimRequest {
+    return {
+      transferId: transfer.transferId,
       status: transfer.status,
       rank: stateRank(transfer.status) ?? 0,
       final: FINAL_STATES.has(transfer.status),
       ttlMs: this.#claimTtlMs,
     };
+  }
+
+  /** A bridge delivery, behind whatever is under way for its transfer. */
+  #enqueue(kind: BridgeCallbackKind, transfer: BridgeTransfer): Promise<DispatchOutcome> {
+    const id = transfer.transferId;
+    const request = this.#claimRequest(transfer);
+    const previous = this.#queues.get(id);
+    const before = previous === undefined ? RESOLVED : previous instanceof Turn ? previous.ended : previous;
     // Always a turn later, even with nothing under way for the transfer: `dispatch` returns before
     // any listener runs, and a listener that dispatches the same transfer again queues behind it.
-    const run = (this.#queues.get(id) ?? RESOLVED).then(() => this.#deliver(request, kind, transfer));
+    const run = before.then(() => this.#deliver(request, kind, transfer));
     // A timed-out step rejects `run` on time, so the transfer's next delivery does not wait on it.
     const forget = () => {
       if (this.#queues.get(id) === settled) this.#queues.delete(id);
@@ -163,34 +227,46 @@ export class CallbackRouter implements CallbackDispatcher {
    * A body that is no bridge transfer. Portfolio callbacks come this way: a failed listener is
    * answered as a bridge one is, so that the service delivers the body again.
    */
-  async #dispatchUnknown(body: unknown): Promise<DispatchOutcome> {
+  #dispatchUnknown(body: unknown): DispatchOutcome | Promise<DispatchOutcome> {
     const failures: unknown[] = [];
     const emitting = this.#listeners.emit(undefined, 'unknown', failures, [
       { event: 'unknown', args: [body] },
     ]);
-    if (emitting) await emitting;
-    this.#throwFailures(undefined, 'unknown', failures);
-    return { outcome: 'unknown', body };
+    const done = (): DispatchOutcome => {
+      if (failures.length > 0 && !this.#acknowledgeListenerErrors)
+        throw this.#listenerFailure(undefined, 'unknown', failures);
+      return { outcome: 'unknown', body };
+    };
+    return emitting ? emitting.then(done) : done();
   }
 
   /**
    * One bridge delivery, its turn come: claim the state, run the listeners, record it. Each step
-   * is awaited only when it returned a promise: the router's own store and listeners that return
+   * is waited on only when it returned a promise: the router's own store and listeners that return
    * at once take no turn of the event loop, and no timer.
    */
-  async #deliver(
+  #deliver(
     request: ClaimRequest,
     kind: BridgeCallbackKind,
     transfer: BridgeTransfer,
-  ): Promise<DispatchOutcome> {
-    const id = request.transferId;
+  ): DispatchOutcome | Promise<DispatchOutcome> {
     const claiming = this.#claimState(request, kind);
-    const claim = claiming instanceof Promise ? await claiming : claiming;
+    return claiming instanceof Promise
+      ? claiming.then((claim) => this.#claimed(claim, request, kind, transfer))
+      : this.#claimed(claiming, request, kind, transfer);
+  }
+
+  #claimed(
+    claim: ClaimResult,
+    request: ClaimRequest,
+    kind: BridgeCallbackKind,
+    transfer: BridgeTransfer,
+  ): DispatchOutcome | Promise<DispatchOutcome> {
     if (claim.outcome === 'duplicate' || claim.outcome === 'stale') {
       return this.#ignore(claim.outcome, transfer, claim.previous);
     }
     if (claim.outcome === 'busy') {
-      const busy = new CallbackBusyError({ transferId: id, kind });
+      const busy = new CallbackBusyError({ transferId: request.transferId, kind });
       this.#listeners.error(busy);
       throw busy;
     }
@@ -198,33 +274,54 @@ export class CallbackRouter implements CallbackDispatcher {
     // Listeners first, then the record: a state is recorded only once every listener for it
     // succeeded, so a failed or hung delivery is dispatched again when the service retries.
     const failures: unknown[] = [];
-    const emitting = this.#listeners.emit(id, kind, failures, [
+    const emitting = this.#listeners.emit(request.transferId, kind, failures, [
       { event: kind, args: [transfer] },
       { event: 'transfer', args: [transfer, kind] },
     ]);
-    if (emitting) {
-      try {
-        await emitting;
-      } catch (error) {
+    if (!emitting) return this.#record(request, token, kind, transfer, failures);
+    return emitting.then(
+      () => this.#record(request, token, kind, transfer, failures),
+      async (error: unknown) => {
         await this.#releaseQuietly(request, token);
         throw error;
-      }
-    }
-    if (failures.length > 0 && !this.#acknowledgeListenerErrors) {
-      await this.#releaseQuietly(request, token);
-      this.#throwFailures(id, kind, failures);
-    }
-    if (this.#memory) this.#memory.commit(request, token);
-    else await this.#listeners.bounded('store', id, kind, () => this.#store!.commit(request, token));
-    return { outcome: 'dispatched', kind, transfer };
+      },
+    );
   }
 
-  /** Sums up the listeners that failed for one delivery, unless they are to be acknowledged. */
-  #throwFailures(transferId: string | undefined, kind: string, failures: readonly unknown[]): void {
-    if (failures.length === 0 || this.#acknowledgeListenerErrors) return;
+  /** The listeners settled: the state recorded, or given back when one of them failed. */
+  #record(
+    request: ClaimRequest,
+    token: string,
+    kind: BridgeCallbackKind,
+    transfer: BridgeTransfer,
+    failures: readonly unknown[],
+  ): DispatchOutcome | Promise<DispatchOutcome> {
+    if (failures.length > 0 && !this.#acknowledgeListenerErrors) {
+      const released = this.#releaseQuietly(request, token);
+      if (!released) throw this.#listenerFailure(request.transferId, kind, failures);
+      return released.then(() => {
+        throw this.#listenerFailure(request.transferId, kind, failures);
+      });
+    }
+    const outcome: DispatchOutcome = { outcome: 'dispatched', kind, transfer };
+    if (this.#memory) {
+      this.#memory.commit(request, token);
+      return outcome;
+    }
+    return this.#listeners
+      .bounded('store', request.transferId, kind, () => this.#store!.commit(request, token))
+      .then(() => outcome);
+  }
+
+  /** Sums up the listeners that failed for one delivery, reported on `error`: the error to throw. */
+  #listenerFailure(
+    transferId: string | undefined,
+    kind: string,
+    failures: readonly unknown[],
+  ): CallbackListenerError {
     const failed = new CallbackListenerError({ transferId, kind, causes: failures });
     this.#listeners.error(failed);
-    throw failed;
+    return failed;
   }
 
   /** Claims a state: at once in the router's own store, else in the partner's within the bound. */
@@ -234,30 +331,32 @@ export class CallbackRouter implements CallbackDispatcher {
   }
 
   /**
-   * Gives the claim back so that the service's retry need not wait for it to expire. A release that
-   * fails is reported; the claim then expires on its own, so nothing is lost either way.
+   * Gives the claim back so that the service's retry need not wait for it to expire: at once in
+   * the router's own store. A release that fails is reported; the claim then expires on its own,
+   * so nothing is lost either way.
    */
-  async #releaseQuietly(request: ClaimRequest, token: string): Promise<void> {
-    if (this.#memory) return this.#memory.release(request, token);
-    try {
-      await this.#listeners.bounded('store', request.transferId, undefined, () =>
-        this.#store!.release(request, token),
-      );
-    } catch (error) {
-      if (!(error instanceof CallbackTimeoutError)) this.#listeners.error(error);
+  #releaseQuietly(request: ClaimRequest, token: string): Promise<void> | undefined {
+    if (this.#memory) {
+      this.#memory.release(request, token);
+      return undefined;
     }
+    return this.#listeners
+      .bounded('store', request.transferId, undefined, () => this.#store!.release(request, token))
+      .catch((error: unknown) => {
+        if (!(error instanceof CallbackTimeoutError)) this.#listeners.error(error);
+      });
   }
 
-  async #ignore(
+  #ignore(
     reason: IgnoredReason,
     transfer: BridgeTransfer,
     previous: string | undefined,
-  ): Promise<DispatchOutcome> {
+  ): DispatchOutcome | Promise<DispatchOutcome> {
     const emitting = this.#listeners.emit(transfer.transferId, 'ignored', undefined, [
       { event: 'ignored', args: [{ reason, transfer, previous }] },
     ]);
-    if (emitting) await emitting;
-    return { outcome: 'ignored', reason, transfer };
+    const outcome: DispatchOutcome = { outcome: 'ignored', reason, transfer };
+    return emitting ? emitting.then(() => outcome) : outcome;
   }
 
   /**

@@ -153,3 +153,131 @@ export async function sleep(
   await deadline.ended();
   if (deadline.reason !== SLEPT) throw deadline.reason;
 }
+
+/** One wait on the shared timer: when it is due, what ends it then, and its place in the list. */
+interface Wait {
+  readonly endsAt: number;
+  readonly end: () => void;
+  waiting: boolean;
+  prev: Wait | undefined;
+  next: Wait | undefined;
+}
+
+/**
+ * The waits of `settleWithin`, on one timer armed for the earliest of them and holding the process
+ * only while one is waiting. Most of them settle within a turn of the event loop (a body that came
+ * with its headers, a store in memory), where a timer and an AbortController each would cost more
+ * than the wait itself; the few that last are ended on time all the same. A list linked through
+ * the waits themselves: a Set added to and emptied once per wait would rebuild its table again
+ * and again.
+ */
+let first: Wait | undefined;
+let last: Wait | undefined;
+let count = 0;
+let timer: ReturnType<typeof setTimeout> | undefined;
+let armedAt = Number.POSITIVE_INFINITY;
+
+function arm(at: number, now: number): void {
+  clearTimeout(timer);
+  armedAt = at;
+  timer = setTimeout(expire, Math.max(1, Math.ceil(at - now)));
+  if (count === 0) timer.unref?.();
+}
+
+function expire(): void {
+  timer = undefined;
+  armedAt = Number.POSITIVE_INFINITY;
+  const now = performance.now();
+  const due: Wait[] = [];
+  let next = Number.POSITIVE_INFINITY;
+  for (let wait = first; wait !== undefined; wait = wait.next) {
+    // A timer may fire a fraction of a millisecond before the clock says it is due.
+    if (wait.endsAt <= now + 1) due.push(wait);
+    else if (wait.endsAt < next) next = wait.endsAt;
+  }
+  for (const wait of due) remove(wait);
+  if (next !== Number.POSITIVE_INFINITY) arm(next, now);
+  for (const wait of due) wait.end();
+}
+
+function add(wait: Wait, now: number): void {
+  wait.waiting = true;
+  wait.prev = last;
+  if (last) last.next = wait;
+  else first = wait;
+  last = wait;
+  count++;
+  // A timer that should have fired long ago was lost (one made under a test's fake clock): re-arm.
+  if (timer === undefined || wait.endsAt < armedAt || armedAt < now - 1_000) arm(wait.endsAt, now);
+  else if (count === 1) timer.ref?.();
+}
+
+/** Whether `wait` was still waiting (it is not any more). */
+function remove(wait: Wait): boolean {
+  if (!wait.waiting) return false;
+  wait.waiting = false;
+  if (wait.prev) wait.prev.next = wait.next;
+  else first = wait.next;
+  if (wait.next) wait.next.prev = wait.prev;
+  else last = wait.prev;
+  wait.prev = undefined;
+  wait.next = undefined;
+  if (--count === 0) timer?.unref?.();
+  return true;
+}
+
+/**
+ * Settles with `promise` within `ms`, or rejects with `timedOut()` once `ms` passed first; what
+ * `promise` does after that is ignored (a rejection too, so it is never unhandled). `Infinity`
+ * bounds nothing; 0 or less times out at once. A `Deadline`'s `race` without a signal to abort:
+ * no AbortController, and no timer of its own. `settle` and `fail` map what `promise` settled
+ * with (a throw of `settle` rejects) in the same turn, where a `then` after would take one more.
+ *
+ * @example
+ * const text = await settleWithin(request.text(), 10_000, () => new RequestTimeout());
+ */
+export function settleWithin<T, U = T>(
+  promise: PromiseLike<T>,
+  ms: number,
+  timedOut: () => unknown,
+  settle: (value: T) => U = (value) => value as unknown as U,
+  fail: (error: unknown) => unknown = (error) => error,
+): Promise<U> {
+  if (ms === Number.POSITIVE_INFINITY)
+    return Promise.resolve(promise).then(settle, (error: unknown) => Promise.reject(fail(error)));
+  if (!(ms > 0)) {
+    promise.then(undefined, () => {});
+    return Promise.reject(timedOut());
+  }
+  return new Promise<U>((resolve, reject) => {
+    const now = performance.now();
+    const end = (make: () => unknown) => {
+      try {
+        reject(make());
+      } catch (error) {
+        reject(error);
+      }
+    };
+    const wait: Wait = {
+      endsAt: now + ms,
+      end: () => end(timedOut),
+      waiting: false,
+      prev: undefined,
+      next: undefined,
+    };
+    add(wait, now);
+    promise.then(
+      (value) => {
+        if (!remove(wait)) return;
+        try {
+          resolve(settle(value));
+        } catch (error) {
+          reject(error);
+        }
+      },
+      (error: unknown) => {
+        if (remove(wait)) end(() => fail(error));
+      },
+    );
+  });
+}

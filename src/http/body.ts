@@ -4,7 +4,7 @@
  * into the same bounds: a byte cap known as soon as it is passed, and a `Deadline`.
  */
 
-import { Deadline, within as withinDeadline } from './abort.js';
+import { Deadline, settleWithin, within as withinDeadline } from './abort.js';
 
 /** What reading a body turns into errors; each builds the error to throw. */
 export interface BodyErrors {
@@ -151,9 +151,10 @@ const LENGTH = /^\d{1,15}$/;
  * otherwise (no length, or one a decoding may outgrow) with `readBytes`. A server's HTTP parser
  * frames the body by that length, so the read is bounded without counting chunks, and adapters
  * that present node:http as a `Request` (Hono's) read it straight from the socket, where a reader
- * would have them build a web stream first. A body longer than its cap is still refused after the
- * read. The deadline ends the wait; the read itself cannot be cancelled, and stops at the framed
- * length or when the connection closes.
+ * would have them build a web stream first. The text is checked against that length all the same
+ * (see `framed`). The deadline ends the wait; the read itself cannot be cancelled, and stops at
+ * the framed length or when the connection closes. `length` is the content-length header when the
+ * caller has read it already.
  *
  * @example
  * const text = await readRequestText(request, { maxBytes: 1_048_576, timeoutMs: 10_000 }, errors);
@@ -162,8 +163,8 @@ export function readRequestText(
   message: Pick<Request, 'body' | 'headers' | 'text'>,
   limits: BodyLimits,
   errors: BodyErrors,
+  length: string | null = message.headers.get('content-length'),
 ): Promise<string | undefined> {
-  const length = message.headers.get('content-length');
   if (
     length === null ||
     !LENGTH.test(length) ||
@@ -174,15 +175,36 @@ export function readRequestText(
       bytes === undefined ? undefined : decoder.decode(bytes),
     );
   }
+  const declared = Number(length);
   let reading: Promise<string>;
   try {
     reading = message.text();
   } catch (error) {
     return Promise.reject(errors.broken(error));
   }
-  return within(reading, limits, errors).then((text) =>
-    withinBytes(text, limits.maxBytes) ? text : undefined,
-  );
+  const ms = limits.timeoutMs ?? Number.POSITIVE_INFINITY;
+  const check = (text: string) => framed(text, declared, limits.maxBytes, errors);
+  if (limits.deadline || limits.signal) {
+    const read = reading.then(check, (error: unknown) => Promise.reject(errors.broken(error)));
+    return limits.deadline ? limits.deadline.race(read) : withinDeadline(read, ms, limits.signal, errors);
+  }
+  // Time alone: the shared timer's, with the check in the same turn.
+  return settleWithin(reading, ms, errors.timedOut, check, errors.broken);
+}
+
+/**
+ * A body read by its declared length, held to it. Behind a server the HTTP parser has framed it
+ * so; a `Request` built in process may carry a stream that says otherwise, and is refused as one
+ * whose length is wrong: past the cap as too large (`undefined`), else as broken. The text counts
+ * its bytes without encoding it again unless it is shorter than declared (UTF-8 has at least one
+ * byte per UTF-16 unit, and a decoding never yields fewer bytes than it was given).
+ */
+function framed(text: string, declared: number, maxBytes: number, errors: BodyErrors): string | undefined {
+  if (!withinBytes(text, maxBytes)) return undefined;
+  if (text.length > declared) throw errors.broken(new Error('the body is longer than its content-length'));
+  if (text.length < declared && (text.length * 3 < declared || encoder.encode(text).byteLength < declared))
+    throw errors.broken(new Error('the body is shorter than its content-length'));
+  return text;
 }
 
 const encoder = new TextEncoder();
@@ -194,13 +216,6 @@ const encoder = new TextEncoder();
 export function withinBytes(text: string, maxBytes: number): boolean {
   if (text.length > maxBytes) return false;
   return text.length * 3 <= maxBytes || encoder.encode(text).byteLength <= maxBytes;
-}
-
-/** Settles with `reading` within `limits` (the caller's deadline, or one made for it), its rejection as `broken`. */
-function within<T>(reading: Promise<T>, limits: BodyLimits, errors: BodyErrors): Promise<T> {
-  const read = reading.catch((error: unknown) => Promise.reject(errors.broken(error)));
-  if (limits.deadline) return limits.deadline.race(read);
-  return withinDeadline(read, limits.timeoutMs ?? Number.POSITIVE_INFINITY, limits.signal, errors);
 }
 
 /**
