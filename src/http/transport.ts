@@ -248,13 +248,13 @@ export class Transport {
     try {
       const ky = this.#ky.ready ?? (await deadline.race(this.#ky.load()));
       // Not raced again here: the adapter races the fetch with the deadline, and ky settles with
-      // it (it has the deadline's signal too), so one race per attempt is enough.
+      // it. ky is not given the deadline's signal: it would join it to its own with
+      // `AbortSignal.any`, a third signal per attempt that nothing needs (fetch has the deadline's).
       return await (ky(request.path, {
         method: request.method,
         headers,
         ...(request.searchParams ? { searchParams: request.searchParams } : {}),
         ...(request.body === undefined ? {} : { body: request.body }),
-        signal: deadline.signal,
         // A call's `'user-agent': null` leaves the header out, the SDK's own included.
         context: { token: request.token, userAgent: request.headers['user-agent'] !== null },
         fetch: fetchAdapter({
