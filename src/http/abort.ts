@@ -10,22 +10,34 @@ export interface DeadlineErrors {
   aborted: () => unknown;
 }
 
+/** Told once, with the deadline's error, when a deadline ends: a race it runs, a wait on it. */
+type OnEnd = (reason: unknown) => void;
+
 /**
  * The end of a piece of work: after `ms`, or as soon as the caller's `signal` aborts, whichever
  * comes first. Its `signal` aborts then with the error to throw as its reason, so that everything
  * given the deadline (fetch, a body reader, a wait) stops the same way and says the same thing.
  * Created once per attempt and passed down; `clear()` leaves no timer and no listener.
  *
+ * A deadline holds no function of its own while it runs: its timer calls one shared function,
+ * it listens to the caller's signal as an object (`handleEvent`), and its `AbortController` is
+ * made when its `signal` is first read (a race or a wait needs none). Each call in flight holds
+ * one, so what it weighs is multiplied by every call.
+ *
  * @example
  * const deadline = new Deadline(5_000, options.signal, { timedOut, aborted });
  * try { return await deadline.race(work()); } finally { deadline.clear(); }
  */
 export class Deadline {
-  readonly #controller = new AbortController();
+  #controller: AbortController | undefined;
+  #over = false;
+  #reason: unknown;
+  readonly #errors: DeadlineErrors;
   readonly #caller: AbortSignal | undefined;
   readonly #endsAt: number;
   #timer: ReturnType<typeof setTimeout> | undefined;
-  readonly #onAbort: (() => void) | undefined;
+  /** One waiter in the field itself (the usual case), more in an array. */
+  #waiting: OnEnd | OnEnd[] | undefined;
 
   /**
    * `ms` of `Infinity` bounds the work by the signal alone; 0 or less is over at once. `unref`:
@@ -37,6 +49,7 @@ export class Deadline {
     errors: DeadlineErrors,
     { unref = false }: { unref?: boolean } = {},
   ) {
+    this.#errors = errors;
     this.#endsAt = performance.now() + ms;
     if (signal?.aborted) {
       this.#stop(errors.aborted());
@@ -47,70 +60,84 @@ export class Deadline {
       return;
     }
     if (Number.isFinite(ms)) {
-      this.#timer = setTimeout(() => this.#stop(errors.timedOut()), ms);
+      this.#timer = setTimeout(Deadline.#expire, ms, this);
       if (unref) this.#timer.unref?.();
     }
     if (signal) {
       this.#caller = signal;
-      this.#onAbort = () => this.#stop(errors.aborted());
-      signal.addEventListener('abort', this.#onAbort, { once: true });
+      signal.addEventListener('abort', this, { once: true });
     }
   }
 
+  /** The timer's one function, for every deadline. */
+  static #expire(deadline: Deadline): void {
+    deadline.#stop(deadline.#errors.timedOut());
+  }
+
+  /** The caller's signal aborted: the deadline listens to it as an object, not through a closure. */
+  handleEvent(): void {
+    this.#stop(this.#errors.aborted());
+  }
+
   #stop(reason: unknown): void {
+    if (this.#over) return;
+    const waiting = this.#waiting;
     this.clear();
-    this.#controller.abort(reason);
+    this.#over = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+    if (typeof waiting === 'function') waiting(reason);
+    else if (waiting) for (const onEnd of waiting) onEnd(reason);
+  }
+
+  #onEnd(onEnd: OnEnd): void {
+    const waiting = this.#waiting;
+    if (waiting === undefined) this.#waiting = onEnd;
+    else if (typeof waiting === 'function') this.#waiting = [waiting, onEnd];
+    else waiting.push(onEnd);
   }
 
   /** Aborted, with the deadline's error as its reason, when the deadline ends. */
   get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#over) this.#controller.abort(this.#reason);
+    }
     return this.#controller.signal;
   }
 
   get over(): boolean {
-    return this.#controller.signal.aborted;
+    return this.#over;
   }
 
   /** The error the deadline ended with; `undefined` while it runs. */
   get reason(): unknown {
-    return this.over ? this.#controller.signal.reason : undefined;
+    return this.#over ? this.#reason : undefined;
   }
 
   /** What is left of its time, in milliseconds; 0 once over. */
   remainingMs(): number {
-    return this.over ? 0 : Math.max(0, this.#endsAt - performance.now());
+    return this.#over ? 0 : Math.max(0, this.#endsAt - performance.now());
   }
 
-  /** Resolves once the deadline ends, whichever way. */
+  /** Resolves once the deadline ends, whichever way; never once it is cleared. */
   ended(): Promise<void> {
-    const { signal } = this.#controller;
-    if (signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    if (this.#over) return Promise.resolve();
+    return new Promise((resolve) => this.#onEnd(() => resolve()));
   }
 
-  /** Settles with `promise`, or rejects with the deadline's error once it ends first. */
+  /**
+   * Settles with `promise`, or rejects with the deadline's error once it ends first. The
+   * rejection of a `promise` that lost is handled.
+   */
   race<T>(promise: Promise<T>): Promise<T> {
-    const { signal } = this.#controller;
-    if (signal.aborted) {
+    if (this.#over) {
       promise.catch(() => {});
-      return Promise.reject(signal.reason);
+      return Promise.reject(this.#reason);
     }
     return new Promise<T>((resolve, reject) => {
-      const onAbort = () => {
-        promise.catch(() => {});
-        reject(signal.reason);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      promise.then(
-        (value) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(value);
-        },
-        (error: unknown) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(error);
-        },
-      );
+      this.#onEnd(reject);
+      promise.then(resolve, reject);
     });
   }
 
@@ -118,7 +145,8 @@ export class Deadline {
   clear(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#onAbort) this.#caller?.removeEventListener('abort', this.#onAbort);
+    this.#waiting = undefined;
+    this.#caller?.removeEventListener('abort', this);
   }
 }
 

@@ -1,7 +1,7 @@
 /**
- * ky, the SDK's HTTP transport: one instance per client (prefix, default headers, the bearer token
- * in its `beforeRequest` hook, `throwHttpErrors: false`, no retry of its own, no timeout of its
- * own, redirects refused) and the fetch adapter it calls. ky 2 always builds a global `Request`,
+ * ky, the SDK's HTTP transport: one instance per client (prefix, default headers with the SDK's
+ * User-Agent, `throwHttpErrors: false`, no retry of its own, no timeout of its own, redirects
+ * refused, no hook) and the fetch adapter it calls. ky 2 always builds a global `Request`,
  * which undici's own fetch (the usual way to use a proxy dispatcher) cannot read: the adapter
  * hands the caller's fetch a URL string and a plain init instead.
  */
@@ -19,27 +19,28 @@ function loadKy(): Promise<typeof import('ky')> {
   return loading;
 }
 
-/** The ky context of one request: what its hook puts on it. */
-interface Context {
-  token?: string | undefined;
-  /** False when the call took the User-Agent out. */
-  userAgent?: boolean;
-}
+/**
+ * The option that carries an attempt to the adapter. ky hands fetch every option it does not know
+ * (the way a `dispatcher` reaches it), so one adapter serves every call and an attempt brings no
+ * function of its own.
+ */
+export const ATTEMPT = 'partnerAttempt';
 
 /**
- * One client's ky instance, made on its first request. `authorization: Bearer …` comes from the
- * request's context in a `beforeRequest` hook, and so does the SDK's User-Agent.
+ * One client's ky instance, made on its first request. Its default headers are the partner's
+ * `defaultHeaders` over the SDK's User-Agent; a call's headers (its bearer token among them) go
+ * over those, and a call's `undefined` takes a default out. It has no hook: each hook run would
+ * make ky build a frozen copy of the request's options, held while the call is in flight.
  */
 export class KyClient {
   #ky: KyInstance | undefined;
   readonly #prefix: string;
   readonly #headers: Readonly<Record<string, string>>;
-  readonly #userAgent: string;
 
+  /** `headers`' names are lowercased, so the partner's `user-agent` replaces the SDK's. */
   constructor(prefix: string, headers: Readonly<Record<string, string>>, userAgent: string) {
     this.#prefix = prefix;
-    this.#headers = headers;
-    this.#userAgent = userAgent;
+    this.#headers = { 'user-agent': userAgent, ...headers };
   }
 
   /** The instance, once loaded; `undefined` before the first request. */
@@ -49,7 +50,6 @@ export class KyClient {
 
   async load(): Promise<KyInstance> {
     const { default: ky } = await loadKy();
-    const userAgent = this.#userAgent;
     this.#ky ??= ky.create({
       prefix: this.#prefix,
       headers: this.#headers,
@@ -60,17 +60,7 @@ export class KyClient {
       // A redirect is answered as an error: following it would carry the bearer token, or on a 307
       // to the token endpoint the client secret in the body, to wherever the Location points.
       redirect: 'manual',
-      hooks: {
-        beforeRequest: [
-          ({ request, options }) => {
-            const context = options.context as Context;
-            if (context.token !== undefined) request.headers.set('authorization', `Bearer ${context.token}`);
-            // The partner's `defaultHeaders` may name their own.
-            if (context.userAgent !== false && !request.headers.has('user-agent'))
-              request.headers.set('user-agent', userAgent);
-          },
-        ],
-      },
+      fetch: adapter as typeof globalThis.fetch,
     });
     return this.#ky;
   }
@@ -97,48 +87,58 @@ export interface AdapterInput {
   body: string | undefined;
   deadline: Deadline;
   /** The error of a connection that broke, from what fetch threw. */
-  broken: (cause: unknown) => Error;
+  broken(cause: unknown): Error;
 }
 
 /**
- * ky's `fetch`: turns the `Request` ky built (its URL with prefix and query, its headers after the
- * hooks) back into a URL string and a plain init for the caller's fetch, within the attempt's
- * deadline. The deadline does not rely on fetch honouring the signal: a fetch that ignores it
- * still ends the attempt on time.
+ * ky's `fetch`: turns the `Request` ky built (its URL with prefix and query, its headers) back
+ * into a URL string and a plain init for the caller's fetch, within the attempt's deadline. The
+ * deadline does not rely on fetch honouring the signal: a fetch that ignores it still ends the
+ * attempt on time.
  */
-export function fetchAdapter({ fetch, fetchOptions, body, deadline, broken }: AdapterInput) {
-  return async (request: Request): Promise<Response> => {
-    const init: Record<string, unknown> = {
-      ...fetchOptions,
-      method: request.method,
-      headers: Object.fromEntries(request.headers),
-      redirect: 'manual',
-      signal: deadline.signal,
-    };
-    // A `body` from fetchOptions would go out with a GET, or in place of a POST's empty one.
-    if (body === undefined) delete init.body;
-    else init.body = body;
-    let answer: unknown;
-    let pending: Promise<unknown> | undefined;
-    try {
-      pending = Promise.resolve(fetch(request.url, init));
-      answer = await deadline.race(pending);
-    } catch (error) {
-      // A fetch that ignores the signal may still answer after the attempt ended: its body is
-      // cancelled then, or its open connection would keep the process alive.
-      pending?.then(
-        (late) => {
-          if (isResponse(late)) late.body?.cancel().catch(() => {});
-        },
-        () => {},
-      );
-      if (isPartnerError(error)) throw error;
-      if (deadline.over) throw deadline.reason;
-      // undici wraps network failures as `TypeError: fetch failed` with the cause that says why.
-      throw broken(error instanceof TypeError && error.cause !== undefined ? error.cause : error);
-    }
-    if (!isResponse(answer))
-      throw broken(new TypeError('fetch resolved to something that is not a Response'));
-    return answer;
+function adapter(request: Request, options: { [ATTEMPT]: AdapterInput }): Promise<Response> {
+  const attempt = options[ATTEMPT];
+  const { body, deadline } = attempt;
+  const init: Record<string, unknown> = {
+    ...attempt.fetchOptions,
+    method: request.method,
+    headers: Object.fromEntries(request.headers),
+    redirect: 'manual',
+    signal: deadline.signal,
   };
+  // A `body` from fetchOptions would go out with a GET, or in place of a POST's empty one.
+  if (body !== undefined) init.body = body;
+  else if ('body' in init) delete init.body;
+  let pending: Promise<unknown>;
+  try {
+    pending = Promise.resolve(attempt.fetch(request.url, init));
+  } catch (error) {
+    return Promise.reject(failure(attempt, error, undefined));
+  }
+  return deadline.race(pending).then(
+    (answer) => {
+      if (!isResponse(answer))
+        throw attempt.broken(new TypeError('fetch resolved to something that is not a Response'));
+      return answer;
+    },
+    (error: unknown) => {
+      throw failure(attempt, error, pending);
+    },
+  );
+}
+
+/** What an attempt whose fetch threw (or lost to its deadline) ends with. */
+function failure(attempt: AdapterInput, error: unknown, pending: Promise<unknown> | undefined): unknown {
+  // A fetch that ignores the signal may still answer after the attempt ended: its body is
+  // cancelled then, or its open connection would keep the process alive.
+  pending?.then(
+    (late) => {
+      if (isResponse(late)) late.body?.cancel().catch(() => {});
+    },
+    () => {},
+  );
+  if (isPartnerError(error)) return error;
+  if (attempt.deadline.over) return attempt.deadline.reason;
+  // undici wraps network failures as `TypeError: fetch failed` with the cause that says why.
+  return attempt.broken(error instanceof TypeError && error.cause !== undefined ? error.cause : error);
 }

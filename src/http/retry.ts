@@ -105,8 +105,9 @@ export function withRetries<T>(
 /**
  * After a failed first attempt: the failure as it is when it is not to be retried, else p-retry,
  * its first attempt replaying that failure, so that every wait and decision is still p-retry's.
+ * A data call comes here itself once its first attempt failed (`Transport.retried`).
  */
-async function retried<T>(
+export async function retried<T>(
   policy: RetryPolicy,
   hooks: RetryHooks,
   attempt: (attemptNumber: number) => Promise<T>,

@@ -1,14 +1,13 @@
 import type { RequestOptions } from '../core/request-options.js';
 import type { Deadline } from './abort.js';
 import type {
+  Answer,
+  CallContext,
   CallHook,
   DataRequest,
   Exchange,
   RawResponse,
   RequestHook,
-  Send,
-  Settle,
-  StartDeadline,
 } from './types.js';
 
 // Types only: the package is an optional peer dependency, loaded by `import()` when a tracer waits.
@@ -201,84 +200,129 @@ export function traced(
   server: Server,
 ): RequestHook {
   return {
-    open(call: DataRequest<unknown>, options: RequestOptions | undefined, deadline: StartDeadline): CallHook {
-      const innerCall = inner.open(call, options, deadline);
-      const name = `${call.method} ${call.path}`;
-      const route = { 'http.request.method': call.method, 'url.template': call.path };
-      // Started at the first attempt, once the package is loaded, in the caller's context.
-      let callSpan: CallSpan | undefined;
-      let sends = 0;
-      let lastStatus: number | undefined;
-      let lastRequestId: string | undefined;
-
-      const start = (loaded: Active): CallSpan => {
-        const parent = loaded.api.context.active();
-        const span = loaded.tracer.startSpan(name, { attributes: route }, parent);
-        return { ...loaded, span, context: loaded.api.trace.setSpan(parent, span) };
-      };
-
-      const sendIn =
-        ({ api, tracer, context }: CallSpan, send: Send): Send =>
-        async (exchange: Exchange, deadline: Deadline): Promise<RawResponse> => {
-          const resends = sends++;
-          const span = tracer.startSpan(
-            name,
-            {
-              kind: CLIENT,
-              attributes: {
-                ...route,
-                ...server,
-                ...(resends > 0 ? { 'http.request.resend_count': resends } : {}),
-              },
-            },
-            context,
-          );
-          try {
-            const response = await api.context.with(api.trace.setSpan(context, span), () =>
-              send(exchange, deadline),
-            );
-            lastStatus = response.status;
-            lastRequestId = response.headers.get('x-request-id') ?? undefined;
-            span.setAttribute('http.response.status_code', response.status);
-            if (lastRequestId !== undefined) span.setAttribute(REQUEST_ID, [lastRequestId]);
-            if (response.status >= 400) fail(span, String(response.status));
-            return response;
-          } catch (error) {
-            lastStatus = undefined;
-            lastRequestId = undefined;
-            fail(span, errorType(error));
-            throw error;
-          } finally {
-            span.end();
-          }
-        };
-
-      const attemptIn = <T>(loaded: Active | undefined, request: Exchange, send: Send, settle: Settle<T>) => {
-        if (!loaded) return innerCall.attempt(request, send, settle);
-        callSpan ??= start(loaded);
-        const traced = callSpan;
-        // The hook's own work (the wait for a token) runs under the call's span.
-        return loaded.api.context.with(traced.context, () =>
-          innerCall.attempt(request, sendIn(traced, send), settle),
-        );
-      };
-
-      return {
-        attempt<T>(request: Exchange, send: Send, settle: Settle<T>): Promise<T> {
-          return active instanceof Promise
-            ? active.then((loaded) => attemptIn(loaded, request, send, settle))
-            : attemptIn(active, request, send, settle);
-        },
-        end(failure?: { error: unknown }): void {
-          innerCall.end(failure);
-          if (!callSpan) return;
-          const { span } = callSpan;
-          if (lastStatus !== undefined) span.setAttribute('http.response.status_code', lastStatus);
-          if (lastRequestId !== undefined) span.setAttribute(REQUEST_ID, [lastRequestId]);
-          if (failure) fail(span, errorType(failure.error));
-          span.end();
-        },
-      };
-    },
+    open: (call: DataRequest<unknown>, options: RequestOptions | undefined): CallHook =>
+      new TracedCall(inner.open(call, options), call, active, server),
   };
+}
+
+/** One traced call: its span, started at the first attempt once the package is loaded, in the caller's context. */
+class TracedCall implements CallHook {
+  readonly #inner: CallHook;
+  readonly #active: Active | Promise<Active | undefined>;
+  readonly name: string;
+  readonly route: { 'http.request.method': string; 'url.template': string };
+  readonly server: Server;
+  #callSpan: CallSpan | undefined;
+  sends = 0;
+  lastStatus: number | undefined;
+  lastRequestId: string | undefined;
+
+  constructor(
+    inner: CallHook,
+    call: DataRequest<unknown>,
+    active: Active | Promise<Active | undefined>,
+    server: Server,
+  ) {
+    this.#inner = inner;
+    this.#active = active;
+    this.server = server;
+    this.name = `${call.method} ${call.path}`;
+    this.route = { 'http.request.method': call.method, 'url.template': call.path };
+  }
+
+  attempt<T>(call: CallContext<T>, request: Exchange): Promise<T> {
+    const active = this.#active;
+    return active instanceof Promise
+      ? active.then((loaded) => this.#attemptIn(loaded, call, request))
+      : this.#attemptIn(active, call, request);
+  }
+
+  #attemptIn<T>(loaded: Active | undefined, call: CallContext<T>, request: Exchange): Promise<T> {
+    if (!loaded) return this.#inner.attempt(call, request);
+    if (!this.#callSpan) {
+      const parent = loaded.api.context.active();
+      const span = loaded.tracer.startSpan(this.name, { attributes: this.route }, parent);
+      this.#callSpan = { ...loaded, span, context: loaded.api.trace.setSpan(parent, span) };
+    }
+    const callSpan = this.#callSpan;
+    // The hook's own work (the wait for a token) runs under the call's span.
+    return loaded.api.context.with(callSpan.context, () =>
+      this.#inner.attempt(new SpannedCall(call, this, callSpan), request),
+    );
+  }
+
+  end(failure?: { error: unknown }): void {
+    this.#inner.end(failure);
+    if (!this.#callSpan) return;
+    const { span } = this.#callSpan;
+    if (this.lastStatus !== undefined) span.setAttribute('http.response.status_code', this.lastStatus);
+    if (this.lastRequestId !== undefined) span.setAttribute(REQUEST_ID, [this.lastRequestId]);
+    if (failure) fail(span, errorType(failure.error));
+    span.end();
+  }
+}
+
+/** The call as the inner hook sees it when traced: each request sent in a CLIENT span of its own. */
+class SpannedCall<T> implements CallContext<T> {
+  readonly #call: CallContext<T>;
+  readonly #traced: TracedCall;
+  readonly #callSpan: CallSpan;
+
+  constructor(call: CallContext<T>, traced: TracedCall, callSpan: CallSpan) {
+    this.#call = call;
+    this.#traced = traced;
+    this.#callSpan = callSpan;
+  }
+
+  get spec(): DataRequest<T> {
+    return this.#call.spec;
+  }
+
+  get options(): RequestOptions | undefined {
+    return this.#call.options;
+  }
+
+  deadline(): Deadline {
+    return this.#call.deadline();
+  }
+
+  settle(answer: Answer): T | Promise<T> {
+    return this.#call.settle(answer);
+  }
+
+  async send(exchange: Exchange, deadline: Deadline): Promise<RawResponse> {
+    const traced = this.#traced;
+    const { api, tracer, context } = this.#callSpan;
+    const resends = traced.sends++;
+    const span = tracer.startSpan(
+      traced.name,
+      {
+        kind: CLIENT,
+        attributes: {
+          ...traced.route,
+          ...traced.server,
+          ...(resends > 0 ? { 'http.request.resend_count': resends } : {}),
+        },
+      },
+      context,
+    );
+    try {
+      const response = await api.context.with(api.trace.setSpan(context, span), () =>
+        this.#call.send(exchange, deadline),
+      );
+      traced.lastStatus = response.status;
+      traced.lastRequestId = response.headers.get('x-request-id') ?? undefined;
+      span.setAttribute('http.response.status_code', response.status);
+      if (traced.lastRequestId !== undefined) span.setAttribute(REQUEST_ID, [traced.lastRequestId]);
+      if (response.status >= 400) fail(span, String(response.status));
+      return response;
+    } catch (error) {
+      traced.lastStatus = undefined;
+      traced.lastRequestId = undefined;
+      fail(span, errorType(error));
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
 }

@@ -1,8 +1,8 @@
 import type { EventEmitter } from 'eventemitter3';
+import type { Options } from 'ky';
 import type { ResponseSink } from '../core/api-promise.js';
 import type { ClientEvents } from '../core/events.js';
 import type { RequestOptions } from '../core/request-options.js';
-import type { ParseResult } from '../core/standard-schema.js';
 import { ApiError } from '../errors/api-error.js';
 import { isPartnerError } from '../errors/base.js';
 import {
@@ -11,29 +11,17 @@ import {
   ResponseValidationError,
   TimeoutError,
 } from '../errors/client-errors.js';
-import { apiErrorFromResponse } from '../errors/from-response.js';
 import { type Redact, redactor, safeCause } from '../errors/redact.js';
-import { toIssues } from '../schemas/issues.js';
-import { Deadline } from './abort.js';
+import { Deadline, type DeadlineErrors } from './abort.js';
 import { readText } from './body.js';
-import { fetchAdapter, KyClient } from './ky.js';
-import { type RetryPolicy, withRetries } from './retry.js';
-import {
-  type Answer,
-  type DataRequest,
-  type Exchange,
-  type FetchLike,
-  fillPath,
-  type HeaderValues,
-  parseJson,
-  type RawResponse,
-  type RequestHook,
-  type Send,
-  type Settle,
-} from './types.js';
+import { DataCall } from './call.js';
+import { type AdapterInput, ATTEMPT, KyClient } from './ky.js';
+import { type RetryHooks, type RetryPolicy, retried, withRetries } from './retry.js';
+import type { DataRequest, Exchange, FetchLike, RawResponse, RequestHook } from './types.js';
 
 export type {
   Answer,
+  CallContext,
   CallHook,
   DataRequest,
   DataTransport,
@@ -44,8 +32,6 @@ export type {
   RawResponse,
   RequestHook,
   Send,
-  Settle,
-  StartDeadline,
 } from './types.js';
 export { fillPath, parseJson } from './types.js';
 
@@ -55,7 +41,7 @@ export interface TransportConfig {
   prefix: string;
   /** Sent with every request, token requests included. */
   defaultHeaders: Readonly<Record<string, string>>;
-  /** The SDK's User-Agent, set by ky's hook where no header names one. */
+  /** The SDK's User-Agent, under `defaultHeaders` (which may name their own). */
   userAgent: string;
   /** Merged into every fetch init (a `dispatcher`, say), under the SDK's own fields. */
   fetchOptions: Readonly<Record<string, unknown>> | undefined;
@@ -90,10 +76,106 @@ function credentialValues(headers: Readonly<Record<string, string | null | undef
   return values;
 }
 
+/** The errors of an attempt's deadline, made when it ends: one object, no closure. */
+class AttemptErrors implements DeadlineErrors {
+  readonly #method: string;
+  readonly #label: string;
+  readonly #timeoutMs: number;
+  readonly #signal: AbortSignal | undefined;
+
+  constructor(method: string, label: string, timeoutMs: number, signal: AbortSignal | undefined) {
+    this.#method = method;
+    this.#label = label;
+    this.#timeoutMs = timeoutMs;
+    this.#signal = signal;
+  }
+
+  timedOut(): TimeoutError {
+    return new TimeoutError({ method: this.#method, path: this.#label, timeoutMs: this.#timeoutMs });
+  }
+
+  aborted(): AbortError {
+    return new AbortError({ cause: this.#signal?.reason });
+  }
+}
+
+/**
+ * One attempt as ky's fetch adapter and the body reader see it, carried to the adapter in the
+ * request's options: its errors are its methods, so that an attempt in flight holds no closure.
+ */
+class Attempt implements AdapterInput {
+  readonly fetch: FetchLike;
+  readonly fetchOptions: Readonly<Record<string, unknown>>;
+  readonly deadline: Deadline;
+  readonly #transport: Transport;
+  readonly #request: Exchange;
+  readonly #label: string;
+
+  constructor(
+    transport: Transport,
+    config: TransportConfig,
+    request: Exchange,
+    label: string,
+    deadline: Deadline,
+    options: RequestOptions | undefined,
+  ) {
+    this.#transport = transport;
+    this.#request = request;
+    this.#label = label;
+    this.deadline = deadline;
+    this.fetch = config.fetch;
+    // Merged only when the call brings its own: every attempt in flight holds what it is given.
+    this.fetchOptions = options?.fetchOptions
+      ? { ...config.fetchOptions, ...options.fetchOptions }
+      : (config.fetchOptions ?? NONE);
+  }
+
+  get body(): string | undefined {
+    return this.#request.body;
+  }
+
+  /**
+   * What a custom fetch threw may hold the request (and with it the authorization header): only
+   * a redacted copy of its name, message and code is kept.
+   */
+  broken(cause: unknown): ConnectionError {
+    return new ConnectionError({
+      method: this.#request.method,
+      path: this.#label,
+      cause: safeCause(cause, this.#transport.redaction(this.#request)),
+    });
+  }
+
+  /** The body read ends with the deadline's own error, however it ended. */
+  timedOut(): unknown {
+    return this.deadline.reason;
+  }
+
+  aborted(): unknown {
+    return this.deadline.reason;
+  }
+
+  /** What a rejected send becomes: the SDK's errors as they are, the deadline's, or a broken connection. */
+  failed(error: unknown): unknown {
+    if (isPartnerError(error)) return error;
+    if (this.deadline.over) return this.deadline.reason;
+    // ky refused to build the request (a header value fetch would refuse too).
+    return this.broken(error);
+  }
+}
+
+/** ky's headers of one request: the request's (`null` as `undefined`, which takes a default out) and its token. */
+function kyHeaders(request: Exchange): Record<string, string | undefined> {
+  const headers: Record<string, string | undefined> = {};
+  for (const name in request.headers) headers[name] = request.headers[name] ?? undefined;
+  if (request.token !== undefined) headers.authorization = `Bearer ${request.token}`;
+  return headers;
+}
+
 /**
  * Moves requests through the client's ky instance: one `Deadline` per attempt that covers the
- * whole answer, and p-retry around each attempt. Credentials are not its business: a
- * `RequestHook` puts the token on the request, which ky's hook turns into the header.
+ * whole answer, and p-retry after a failed first attempt. Credentials are not its business: a
+ * `RequestHook` puts the token on the request, which goes out as the `authorization` header.
  */
 export class Transport {
   readonly #config: TransportConfig;
@@ -135,10 +217,7 @@ export class Transport {
   deadline(method: string, label: string, options: RequestOptions | undefined): Deadline {
     const timeoutMs = options?.timeoutMs ?? this.#config.timeoutMs;
     const signal = options?.signal;
-    return new Deadline(timeoutMs, signal, {
-      timedOut: () => new TimeoutError({ method, path: label, timeoutMs }),
-      aborted: () => new AbortError({ cause: signal?.reason }),
-    });
+    return new Deadline(timeoutMs, signal, new AttemptErrors(method, label, timeoutMs, signal));
   }
 
   /**
@@ -147,7 +226,7 @@ export class Transport {
    * attempt's `deadline` covers the wait for headers and the body (and whatever came before, a
    * wait for a token); without one, the attempt has its own.
    */
-  exchange(
+  async exchange(
     request: Exchange,
     attempt: number,
     options: RequestOptions | undefined,
@@ -155,22 +234,12 @@ export class Transport {
     given?: Deadline,
     sink?: ResponseSink,
   ): Promise<RawResponse> {
-    // With the caller's deadline no frame of its own: each call in flight holds one less.
-    if (given) return this.#exchange(request, attempt, options, label, given, sink);
-    const deadline = this.deadline(request.method, label, options);
-    return this.#exchange(request, attempt, options, label, deadline, sink).finally(() => deadline.clear());
-  }
-
-  async #exchange(
-    request: Exchange,
-    attempt: number,
-    options: RequestOptions | undefined,
-    label: string,
-    deadline: Deadline,
-    sink: ResponseSink | undefined,
-  ): Promise<RawResponse> {
+    const deadline = given ?? this.deadline(request.method, label, options);
+    if (deadline.over) {
+      if (!given) deadline.clear();
+      throw deadline.reason;
+    }
     const { events, maxResponseBytes } = this.#config;
-    if (deadline.over) throw deadline.reason;
     // From here on the request may reach the service: a submit's outcome is no longer known.
     request.onSent?.();
     const started = performance.now();
@@ -179,27 +248,20 @@ export class Transport {
     let status: number | undefined;
     let requestId: string | undefined;
     let failure: unknown;
-    // What a custom fetch threw may hold the request (and with it the authorization header): only
-    // a redacted copy of its name, message and code is kept.
-    const broken = (cause: unknown) =>
-      new ConnectionError({
-        method: request.method,
-        path: label,
-        cause: safeCause(cause, this.redaction(request)),
-      });
     try {
-      const response = await this.#send(request, options, deadline, broken);
+      const sent = new Attempt(this, this.#config, request, label, deadline, options);
+      let response: Response;
+      try {
+        response = await this.#send(request, sent);
+      } catch (error) {
+        throw sent.failed(error);
+      }
       status = response.status;
       // The id goes to events, logs, spans and errors: a server that echoes the request in it
       // must not put the bearer token there.
       const sentId = response.headers.get('x-request-id') ?? undefined;
       requestId = sentId === undefined ? undefined : this.redaction(request)(sentId);
-      const over = () => deadline.reason;
-      const text = await readText(response, deadline, maxResponseBytes, {
-        timedOut: over,
-        aborted: over,
-        broken,
-      });
+      const text = await readText(response, deadline, maxResponseBytes, sent);
       if (text === undefined && status >= 200 && status < 300) {
         throw new ResponseValidationError({
           method: request.method,
@@ -220,6 +282,7 @@ export class Transport {
       failure = error;
       throw error;
     } finally {
+      if (!given) deadline.clear();
       if (events.listenerCount('response') > 0) {
         events.emit('response', {
           method: request.method,
@@ -234,46 +297,48 @@ export class Transport {
     }
   }
 
-  /** Hands the request to ky, whose fetch adapter calls the caller's fetch within `deadline`. */
-  async #send(
-    request: Exchange,
+  /**
+   * Hands the request to ky, whose fetch adapter calls the caller's fetch within the attempt's
+   * deadline. Not raced again here: the adapter races the fetch with the deadline and ky settles
+   * with it. ky is not given the deadline's signal either: it would join it to its own with
+   * `AbortSignal.any`, one more signal per call in flight that nothing needs.
+   */
+  #send(request: Exchange, attempt: Attempt): Promise<Response> {
+    const ky = this.#ky.ready;
+    if (!ky) return attempt.deadline.race(this.#ky.load()).then(() => this.#send(request, attempt));
+    const options: Options & { [ATTEMPT]: AdapterInput } = {
+      method: request.method,
+      headers: kyHeaders(request),
+      ...(request.searchParams ? { searchParams: request.searchParams } : {}),
+      ...(request.body === undefined ? {} : { body: request.body }),
+      [ATTEMPT]: attempt,
+    };
+    return ky(request.path, options) as Promise<Response>;
+  }
+
+  #retryHooks(
+    method: string,
+    label: string,
+    retryable: boolean,
     options: RequestOptions | undefined,
-    deadline: Deadline,
-    broken: (cause: unknown) => Error,
-  ): Promise<Response> {
-    const { fetch, fetchOptions } = this.#config;
-    const headers: Record<string, string | undefined> = {};
-    // `null` leaves a default header out: ky drops a header whose value is `undefined`.
-    for (const name in request.headers) headers[name] = request.headers[name] ?? undefined;
-    try {
-      const ky = this.#ky.ready ?? (await deadline.race(this.#ky.load()));
-      // Not raced again here: the adapter races the fetch with the deadline, and ky settles with
-      // it (it has the deadline's signal too), so one race per attempt is enough.
-      return await (ky(request.path, {
-        method: request.method,
-        headers,
-        ...(request.searchParams ? { searchParams: request.searchParams } : {}),
-        ...(request.body === undefined ? {} : { body: request.body }),
-        signal: deadline.signal,
-        // A call's `'user-agent': null` leaves the header out, the SDK's own included.
-        context: { token: request.token, userAgent: request.headers['user-agent'] !== null },
-        fetch: fetchAdapter({
-          fetch,
-          // Merged only when the call brings its own: the adapter of each call in flight holds it.
-          fetchOptions: options?.fetchOptions
-            ? { ...fetchOptions, ...options.fetchOptions }
-            : (fetchOptions ?? NONE),
-          body: request.body,
-          deadline,
-          broken,
-        }) as typeof globalThis.fetch,
-      }) as Promise<Response>);
-    } catch (error) {
-      if (isPartnerError(error)) throw error;
-      if (deadline.over) throw deadline.reason;
-      // ky refused to build the request (a header value fetch would refuse too).
-      throw broken(error);
-    }
+    idempotent: boolean,
+  ): RetryHooks {
+    const { events } = this.#config;
+    return {
+      signal: options?.signal,
+      retryable,
+      idempotent,
+      onRetry: (error, attemptNumber, delayMs) => {
+        events.emit('retry', {
+          method,
+          path: label,
+          attempt: attemptNumber,
+          delayMs,
+          reason: error instanceof Error ? error.name : 'Error',
+          status: error instanceof ApiError ? error.status : undefined,
+        });
+      },
+    };
   }
 
   /** Runs `attempt` under the retry policy, reporting each retry as an event. */
@@ -285,26 +350,28 @@ export class Transport {
     attempt: (attemptNumber: number) => Promise<T>,
     idempotent = true,
   ): Promise<T> {
-    const { events } = this.#config;
-    return withRetries(
-      this.#policy(options),
-      {
-        signal: options?.signal,
-        retryable,
-        idempotent,
-        onRetry: (error, attemptNumber, delayMs) => {
-          events.emit('retry', {
-            method,
-            path: label,
-            attempt: attemptNumber,
-            delayMs,
-            reason: error instanceof Error ? error.name : 'Error',
-            status: error instanceof ApiError ? error.status : undefined,
-          });
-        },
-      },
-      attempt,
+    const hooks = this.#retryHooks(method, label, retryable, options, idempotent);
+    return withRetries(this.#policy(options), hooks, attempt);
+  }
+
+  /**
+   * After a data call's first attempt failed with `first`: the retries under the policy, or
+   * `first` as it is when it is not to be retried. Nothing of the retry layer is made before.
+   */
+  retried<T>(
+    first: unknown,
+    spec: DataRequest<T>,
+    options: RequestOptions | undefined,
+    attempt: () => Promise<T>,
+  ): Promise<T> {
+    const hooks = this.#retryHooks(
+      spec.method,
+      spec.path,
+      spec.retryable ?? true,
+      options,
+      spec.idempotent ?? true,
     );
+    return retried(this.#policy(options), hooks, attempt, first);
   }
 
   /**
@@ -312,86 +379,7 @@ export class Transport {
    * and each of its attempts (the bearer token and its 401 replay come from auth/ this way); the
    * transport itself knows no credentials.
    */
-  async request<T>(spec: DataRequest<T>, options: RequestOptions | undefined, hook: RequestHook): Promise<T> {
-    const label = spec.path;
-    const retryable = spec.retryable ?? true;
-    const own: HeaderValues =
-      spec.body === undefined
-        ? { accept: 'application/json' }
-        : { accept: 'application/json', 'content-type': 'application/json' };
-    const request: Exchange = {
-      method: spec.method,
-      path: fillPath(spec.path, spec.params),
-      ...(spec.searchParams ? { searchParams: spec.searchParams } : {}),
-      // The caller's headers were checked not to name the SDK's own, which come last regardless.
-      headers: options?.headers ? { ...options.headers, ...own } : own,
-      ...(spec.body === undefined ? {} : { body: spec.body }),
-      onSent: spec.onSent,
-    };
-    let lastAttempt = 0;
-    const send: Send = (sent, deadline) =>
-      this.exchange(sent, ++lastAttempt, options, label, deadline, spec.sink);
-    const settle: Settle<T> = (answer) => this.#settle(spec, label, answer);
-    const call = (this.#config.wrapHook?.(hook) ?? hook).open(spec, options, () =>
-      this.deadline(spec.method, label, options),
-    );
-    let failure: { error: unknown } | undefined;
-    try {
-      return await this.retrying(
-        spec.method,
-        label,
-        retryable,
-        options,
-        () => call.attempt(request, send, settle),
-        spec.idempotent ?? true,
-      );
-    } catch (error) {
-      failure = { error };
-      throw error;
-    } finally {
-      call.end(failure);
-    }
-  }
-
-  /** Turns an answer into the call's result: the parsed data, or the typed error of its status. */
-  #settle<T>(spec: DataRequest<T>, label: string, answer: Answer): T | Promise<T> {
-    const { response } = answer;
-    if (response.status >= 200 && response.status < 300) return this.#parse(spec, label, response);
-    const parsed = parseJson(response.text);
-    throw apiErrorFromResponse({
-      status: response.status,
-      method: spec.method,
-      path: label,
-      headers: response.headers,
-      body: parsed.ok ? parsed.value : undefined,
-      requiredScopes: spec.scopes,
-      grantedScopes: answer.grantedScopes,
-      credentialStopped: answer.credentialStopped ?? false,
-      redact: this.redaction(answer.request),
-      ids: spec.ids,
-    });
-  }
-
-  #parse<T>(spec: DataRequest<T>, label: string, response: RawResponse): T | Promise<T> {
-    const json = parseJson(response.text);
-    if (!json.ok) {
-      throw new ResponseValidationError({
-        method: spec.method,
-        path: label,
-        status: response.status,
-        issues: [{ path: '', message: 'the body is not JSON' }],
-      });
-    }
-    const finish = (result: ParseResult<T>): T => {
-      if (result.success) return result.data;
-      throw new ResponseValidationError({
-        method: spec.method,
-        path: label,
-        status: response.status,
-        issues: toIssues(result.error),
-      });
-    };
-    const result = spec.schema.safeParse(json.value);
-    return result instanceof Promise ? result.then(finish) : finish(result);
+  request<T>(spec: DataRequest<T>, options: RequestOptions | undefined, hook: RequestHook): Promise<T> {
+    return new DataCall(this, spec, options, this.#config.wrapHook?.(hook) ?? hook).run();
   }
 }

@@ -20,8 +20,11 @@ export interface Exchange {
   searchParams?: URLSearchParams;
   /** Over the client's default headers; the SDK's own (authorization, content type) come last. */
   headers: HeaderValues;
-  /** The bearer token, put into the `authorization` header by the transport's ky hook. */
-  token?: string;
+  /**
+   * The bearer token, which the transport sends as the `authorization` header. The hook sets it on
+   * the call's request before each attempt: the request is one object for the whole call.
+   */
+  token?: string | undefined;
   body?: string;
   /** Called as the request is handed to fetch: from then on the service may act on it. */
   onSent?: (() => void) | undefined;
@@ -100,7 +103,7 @@ export type Send = (request: Exchange, deadline: Deadline) => Promise<RawRespons
 
 /** An answer a hook settled on, with what the error of a failed status names. */
 export interface Answer {
-  /** The request as sent: what it carried is masked in the error. */
+  /** The request as sent (its `token` the one it carried): what it carried is masked in the error. */
   request: Exchange;
   response: RawResponse;
   /** Scopes the request's credential holds, named in a 403's message. */
@@ -109,32 +112,44 @@ export interface Answer {
   credentialStopped?: boolean;
 }
 
-/** Makes the call's result from an answer: the parsed data, or throws the typed error of its status. */
-export type Settle<T> = (answer: Answer) => T | Promise<T>;
-
 /**
- * Starts one attempt's time (`timeoutMs` and the caller's signal): the wait for a token and the
- * request, body included. The hook clears it once the attempt is over.
+ * One data call as its hook sees it: how to start an attempt's time, send the attempt's request
+ * and settle an answer. One object per call, its methods on its prototype: a call in flight holds
+ * no function per step.
  */
-export type StartDeadline = () => Deadline;
+export interface CallContext<T> {
+  /** The call's description; its path is the template. */
+  readonly spec: DataRequest<T>;
+  readonly options: RequestOptions | undefined;
+  /**
+   * Starts one attempt's time (`timeoutMs` and the caller's signal): the wait for a token and the
+   * request, body included. The hook clears it once the attempt is over.
+   */
+  deadline(): Deadline;
+  /** Sends one attempt's request within `deadline`. */
+  send(request: Exchange, deadline: Deadline): Promise<RawResponse>;
+  /** Makes the call's result from an answer: the parsed data, or throws the typed error of its status. */
+  settle(answer: Answer): T | Promise<T>;
+}
 
 /**
  * Decorates data calls, in the shape of Octokit's auth hook (`hook(request, options)`): the
- * transport hands each attempt the undecorated `send` and `settle`, and the hook may add a token,
- * wait for what it needs within the attempt's deadline, send again, and see the error before it is
- * thrown. The retry layer stays the transport's, around each decorated attempt.
+ * transport hands each attempt the call (which sends and settles undecorated), and the hook may add
+ * a token, wait for what it needs within the attempt's deadline, send again, and see the error
+ * before it is thrown. The retry layer stays the transport's, around each decorated attempt.
  */
 export interface RequestHook {
   /**
-   * One data call starts: its description (its path is the template), the caller's options, and
-   * how to start an attempt's time. What it returns decorates each attempt until `end`.
+   * One data call starts: its description (its path is the template) and the caller's options.
+   * What it returns decorates each attempt until `end`.
    */
-  open(call: DataRequest<unknown>, options: RequestOptions | undefined, deadline: StartDeadline): CallHook;
+  open(call: DataRequest<unknown>, options: RequestOptions | undefined): CallHook;
 }
 
 /** One call's decoration, from `RequestHook.open`. */
 export interface CallHook {
-  attempt<T>(request: Exchange, send: Send, settle: Settle<T>): Promise<T>;
+  /** One attempt: `request` is the call's, the same object at each attempt. */
+  attempt<T>(call: CallContext<T>, request: Exchange): Promise<T>;
   /** The call is over: `failure` holds what it threw, when it failed. */
   end(failure?: { error: unknown }): void;
 }

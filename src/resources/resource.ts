@@ -21,15 +21,27 @@ export function endpointArgs<A, R>(endpoint: Endpoint<A, R>, params: unknown): A
   return endpoint.args ? parseArgs(endpoint.args, params, endpoint.name) : (undefined as A);
 }
 
-/** The answer's `data` of a call with unchecked `params` and checked options (a flow's step). */
-export async function endpointData<A, T>(
+/** The `data` of an answer: one function for every call. */
+const dataOf = <T>(answer: { data: T }): T => answer.data;
+
+/**
+ * The answer's `data` of a call with unchecked `params` and checked options (a flow's step). A
+ * `then`, not an `async` function: no suspended frame of its own for each call in flight.
+ */
+export function endpointData<A, T>(
   api: Api,
   endpoint: Endpoint<A, { data: T }>,
   params: unknown,
   options: RequestOptions | undefined,
   extras?: CallExtras,
 ): Promise<T> {
-  return (await callEndpoint(api, endpoint, endpointArgs(endpoint, params), options, extras)).data;
+  let answer: Promise<{ data: T }>;
+  try {
+    answer = callEndpoint(api, endpoint, endpointArgs(endpoint, params), options, extras);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return answer.then(dataOf);
 }
 
 /**
