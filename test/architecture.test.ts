@@ -25,8 +25,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   // Side layers: the pure on-chain core, and the callback receiver (which reads bodies through http/).
   onchain: ['schemas', 'errors', 'core'],
   callbacks: ['schemas', 'errors', 'core', 'http'],
-  // The Redis stores implement auth's and callbacks' store contracts, and nothing above them.
-  redis: ['schemas', 'errors', 'core', 'auth', 'callbacks'],
+  // The Redis stores implement auth's, callbacks' and the tracker's store contracts, and nothing above them.
+  redis: ['schemas', 'errors', 'core', 'auth', 'callbacks', 'tracker'],
   testing: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
   index: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'client'],
   // The CLI sits on top, beside client.ts: a consumer of the two public entries and nothing else.
