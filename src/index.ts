@@ -80,6 +80,12 @@ export type { IgnoredCallback, IgnoredReason } from './callbacks/router.js';
 export { compareClaim, MemoryCallbackStore } from './callbacks/store.js';
 export type { CallbackStore, ClaimRequest, ClaimResult, RecordedState } from './callbacks/store.js';
 
+// The transfer tracker: follows every transfer to a final state, durably, across a fleet.
+export { MemoryTrackerStore } from './tracker/memory-store.js';
+export { newTrackerRecord } from './tracker/record.js';
+export type { TrackerStore, TrackerRecord, TrackerLease, TrackOptions } from './tracker/store.js';
+export type { ClaimDueRequest, ClaimOneResult, CompleteRequest } from './tracker/store.js';
+
 // Errors: one class per failure, and the guards that tell them apart.
 export * from './errors/index.js';
 export { CallbackBusyError, CallbackListenerError, CallbackTimeoutError } from './errors/callback-errors.js';

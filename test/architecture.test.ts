@@ -25,10 +25,12 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   // Side layers: the pure on-chain core, and the callback receiver (which reads bodies through http/).
   onchain: ['schemas', 'errors', 'core'],
   callbacks: ['schemas', 'errors', 'core', 'http'],
-  // The Redis stores implement auth's, callbacks' and the tracker's store contracts, and nothing above them.
+  // The Redis stores implement auth's, callbacks' and the tracker's store contracts (tracker/store.ts), and nothing above them.
   redis: ['schemas', 'errors', 'core', 'auth', 'callbacks', 'tracker'],
-  testing: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
-  index: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'client'],
+  // The transfer tracker: above the flows (it reads through a client's structural shape), below client.ts.
+  tracker: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
+  testing: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'tracker'],
+  index: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'client', 'tracker'],
   // The CLI sits on top, beside client.ts: a consumer of the two public entries and nothing else.
   cli: ['index', 'testing'],
 };

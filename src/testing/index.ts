@@ -19,3 +19,9 @@ export {
   type SimUser,
   type SimulatorOptions,
 } from './simulator.js';
+export {
+  type ConformanceRunner,
+  conformanceTransfer,
+  type TrackerStoreConformanceOptions,
+  trackerStoreConformance,
+} from './tracker-conformance.js';
