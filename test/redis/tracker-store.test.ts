@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { transfer } from '../../fixtures/wire.js';
 import { ArgumentError } from '../../src/index.js';
 import { createRedisTrackerStore, type RedisClientLike, RedisStoreError } from '../../src/redis/index.js';
+import { trackerStoreConformance } from '../../src/testing/index.js';
+import { newTrackerRecord } from '../../src/tracker/record.js';
 import { REDIS_MISSING, REDIS_SERVER, type RedisServer, startRedis } from '../helpers/redis-server.js';
-import { record, trackerStoreContract } from './tracker-contract.js';
 
 if (!REDIS_SERVER) {
   if (process.env.CI === 'true') throw new Error(`${REDIS_MISSING}; CI=true does not allow skipping them`);
@@ -20,6 +21,8 @@ interface Client {
   close: () => Promise<unknown>;
 }
 
+const record = (transferId: string) =>
+  newTrackerRecord({ transferId, userId: 'usr_1', source: 'track', now: Date.now() });
 const quietLogger = () => ({ debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() });
 const unique = (which: string) => `test:${which.replace(/ /g, '-')}:${Math.random().toString(36).slice(2)}:`;
 
@@ -74,10 +77,17 @@ describe.runIf(REDIS_SERVER)('Redis tracker store', { timeout: 30_000 }, () => {
       async (which) => body(clients.find((c) => c.name === which)!, unique(which)),
     );
 
-  each('keeps the TrackerStore contract', async ({ client }, prefix) => {
-    const store = createRedisTrackerStore({ client, prefix, logger: quietLogger() });
-    await trackerStoreContract(store, (name) => `tr_${name}`);
-  });
+  for (const which of ['node-redis', 'ioredis', 'ioredis Cluster', 'node-redis createCluster']) {
+    describe(which, () => {
+      trackerStoreConformance({ describe, it }, () =>
+        createRedisTrackerStore({
+          client: clients.find((c) => c.name === which)!.client,
+          prefix: unique(which),
+          logger: quietLogger(),
+        }),
+      );
+    });
+  }
 
   each(
     'keys carry no TTL while a transfer is not final, all on one slot',
