@@ -20,7 +20,8 @@ export const API_PREFIX = '/api/v1/s2s';
  * The defaults of `new PartnerClient(options)`, and under `wait` those of
  * `client.bridge.transfers.wait`, one place for the code and its docs. Frozen: read them, spread
  * them into options, never assign to them. Under `callbacks` those of `createCallbackRouter`,
- * under `redis` those of the `partner-s2s-sdk/redis` stores, under `verifier` those of
+ * under `redis` and `postgres` those of the `partner-s2s-sdk/redis` and
+ * `partner-s2s-sdk/postgres` stores, under `verifier` those of
  * `verifyBridgeBatch`.
  *
  * @example
@@ -84,6 +85,10 @@ export const DEFAULTS: {
     readonly callbackTtlSeconds: number;
     readonly trackerPrefix: string;
     readonly trackerTimeoutMs: number;
+  };
+  readonly postgres: {
+    readonly schema: string;
+    readonly timeoutMs: number;
   };
   readonly verifier: {
     readonly expiryMarginMs: number;
@@ -168,6 +173,13 @@ export const DEFAULTS: {
     trackerPrefix: 'partner-s2s:tracker:',
     /** How long an operation of `createRedisTrackerStore` waits for Redis before it fails: 5 s. */
     trackerTimeoutMs: 5_000,
+  }),
+  /** The stores of `partner-s2s-sdk/postgres` and `migratePostgres`. */
+  postgres: Object.freeze({
+    /** The schema their tables are created in. */
+    schema: 'partner_s2s',
+    /** Each statement (a migration: its lock wait and its run) answers within this, or fails. */
+    timeoutMs: 10_000,
   }),
   /** `verifyBridgeBatch`: the options (`VerifyBridgeBatchOptions`) it applies when none is given. */
   verifier: Object.freeze({

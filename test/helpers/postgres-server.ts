@@ -1,0 +1,191 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * A real PostgreSQL for the Postgres tests: a throwaway cluster made by initdb in a temporary
+ * directory (as the `postgres` user, which initdb requires when run by root), started on
+ * 127.0.0.1 on a free port with durability off (fsync, synchronous commit, full page writes), and
+ * stopped by its pid. Nothing on the machine is touched. `startPgbouncer` puts a PgBouncer in
+ * transaction pooling mode in front of one, as Heroku and most managed poolers run it.
+ */
+export interface PostgresServer {
+  port: number;
+  /** A connection string of the superuser `sdk` (trust auth) to the database `postgres`. */
+  url: string;
+  /** A connection string to `database` on this server (see `createDatabase`). */
+  urlOf(database: string): string;
+  stop(): Promise<void>;
+}
+
+export interface PgbouncerServer {
+  port: number;
+  /** A connection string through the pooler to `database` (default `postgres`). */
+  urlOf(database?: string): string;
+  stop(): Promise<void>;
+}
+
+/** The bin directory of the newest PostgreSQL the Debian packages installed, if any. */
+function findBinDir(): string | undefined {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const versions = readdirSync(root)
+    .filter((name) => existsSync(join(root, name, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions[0] === undefined ? undefined : join(root, versions[0], 'bin');
+}
+
+const BIN = findBinDir();
+const isRoot = process.getuid?.() === 0;
+
+/** The uid and gid of the `postgres` user, which runs the servers when the tests run as root. */
+function postgresUser(): { uid: number; gid: number } | undefined {
+  if (!isRoot) return undefined;
+  const uid = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+  const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
+  if (uid.status !== 0 || gid.status !== 0) return undefined;
+  return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
+}
+
+const USER = postgresUser();
+
+/** Whether a cluster can be made here; without it the Postgres tests skip (and fail under CI=true). */
+export const POSTGRES_SERVER = BIN !== undefined && (!isRoot || USER !== undefined);
+export const POSTGRES_MISSING =
+  'Postgres tests skipped: PostgreSQL not found under /usr/lib/postgresql/*/bin (install the Debian package postgresql: apt-get install -y postgresql)';
+
+/** Whether pgbouncer is installed; without it the PgBouncer tests skip (and fail under CI=true). */
+export const PGBOUNCER = spawnSync('pgbouncer', ['--version'], { encoding: 'utf8' }).status === 0;
+export const PGBOUNCER_MISSING =
+  'PgBouncer tests skipped: pgbouncer not found (install the Debian package pgbouncer: apt-get install -y pgbouncer)';
+
+/** Fails under CI=true, where a skipped server test would hide a missing install step. */
+export function skipOrFail(available: boolean, missing: string): void {
+  if (available) return;
+  if (process.env.CI === 'true') throw new Error(`${missing}; CI=true does not allow skipping them`);
+  console.warn(missing);
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A temporary directory the `postgres` user owns. */
+function ownedDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  if (USER) chownSync(dir, USER.uid, USER.gid);
+  return dir;
+}
+
+/** Spawns `command` as the `postgres` user, waits for `ready` in its output, and stops it by pid. */
+async function runServer(
+  command: string,
+  args: string[],
+  ready: string,
+  dir: string,
+  stopSignal: NodeJS.Signals,
+): Promise<() => Promise<void>> {
+  const child: ChildProcess = spawn(command, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(USER ? { uid: USER.uid, gid: USER.gid } : {}),
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    const read = (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes(ready)) resolve();
+    };
+    child.stdout?.on('data', read);
+    child.stderr?.on('data', read);
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`${command} exited with ${code}: ${out}`)));
+  });
+  // A test that times out before its `stop` must not leave a server behind when its worker ends.
+  const orphan = () => child.kill('SIGQUIT');
+  process.once('exit', orphan);
+  child.once('exit', () => process.off('exit', orphan));
+  let stopped: Promise<void> | undefined;
+  return () => {
+    stopped ??= new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill(stopSignal);
+    }).then(() => rmSync(dir, { recursive: true, force: true }));
+    return stopped;
+  };
+}
+
+export async function startPostgres(): Promise<PostgresServer> {
+  if (!BIN) throw new Error(POSTGRES_MISSING);
+  const dir = ownedDir('postgres-test-');
+  const data = join(dir, 'data');
+  const init = spawnSync(
+    join(BIN, 'initdb'),
+    ['-D', data, '-U', 'sdk', '--auth=trust', '--no-sync', '--encoding=UTF8', '--locale=C'],
+    { encoding: 'utf8', ...(USER ? { uid: USER.uid, gid: USER.gid } : {}) },
+  );
+  if (init.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`initdb failed: ${init.stderr}`);
+  }
+  const port = await freePort();
+  const settings = {
+    listen_addresses: '127.0.0.1',
+    unix_socket_directories: dir,
+    fsync: 'off',
+    synchronous_commit: 'off',
+    full_page_writes: 'off',
+    max_connections: '200',
+  };
+  const args = ['-D', data, '-p', String(port), '-k', dir];
+  for (const [name, value] of Object.entries(settings)) args.push('-c', `${name}=${value}`);
+  // SIGINT: the fast shutdown, which ends the sessions and stops without waiting for clients.
+  const stop = await runServer(
+    join(BIN, 'postgres'),
+    args,
+    'database system is ready to accept connections',
+    dir,
+    'SIGINT',
+  );
+  const urlOf = (database: string) => `postgres://sdk@127.0.0.1:${port}/${database}`;
+  return { port, url: urlOf('postgres'), urlOf, stop };
+}
+
+/** A PgBouncer in `pool_mode = transaction` in front of `server`, on a free port of 127.0.0.1. */
+export async function startPgbouncer(server: PostgresServer): Promise<PgbouncerServer> {
+  const dir = ownedDir('pgbouncer-test-');
+  const port = await freePort();
+  const users = join(dir, 'users.txt');
+  writeFileSync(users, '"sdk" ""\n');
+  const ini = join(dir, 'pgbouncer.ini');
+  writeFileSync(
+    ini,
+    [
+      '[databases]',
+      `* = host=127.0.0.1 port=${server.port}`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = trust',
+      `auth_file = ${users}`,
+      'pool_mode = transaction',
+      'max_client_conn = 500',
+      'default_pool_size = 10',
+      'ignore_startup_parameters = extra_float_digits,options',
+      '',
+    ].join('\n'),
+  );
+  if (USER) for (const file of [users, ini]) chownSync(file, USER.uid, USER.gid);
+  const stop = await runServer('pgbouncer', [ini], 'process up', dir, 'SIGINT');
+  return { port, urlOf: (database = 'postgres') => `postgres://sdk@127.0.0.1:${port}/${database}`, stop };
+}
