@@ -15,6 +15,7 @@ import { table, type Verdict } from './lib.js';
 import { latency, lists, overhead } from './overhead.js';
 import { packageSize } from './package.js';
 import { tokens } from './tokens.js';
+import { trackerClaims } from './tracker-claims.js';
 import { verifier } from './verifier.js';
 
 const all = {
@@ -28,6 +29,7 @@ const all = {
   callbacks,
   package: packageSize,
   fleet,
+  trackerClaims,
 };
 const only = process.argv.slice(2);
 if (only.length === 0) {
