@@ -81,6 +81,10 @@ export { compareClaim, MemoryCallbackStore } from './callbacks/store.js';
 export type { CallbackStore, ClaimRequest, ClaimResult, RecordedState } from './callbacks/store.js';
 
 // The transfer tracker: follows every transfer to a final state, durably, across a fleet.
+export { createTransferTracker, TransferTracker, type TrackerRound } from './tracker/tracker.js';
+export type { TransferTrackerEvents, TransferOverdue } from './tracker/events.js';
+export type { TransferTrackerOptions, TrackerClient, TrackerSchedule } from './tracker/options.js';
+export type { TrackerDeadlines, TrackerDiscovery } from './tracker/options.js';
 export { MemoryTrackerStore } from './tracker/memory-store.js';
 export { newTrackerRecord } from './tracker/record.js';
 export type { TrackerStore, TrackerRecord, TrackerLease, TrackOptions } from './tracker/store.js';

@@ -46,6 +46,19 @@ describe('DEFAULTS', () => {
         trackerPrefix: 'partner-s2s:tracker:',
         trackerTimeoutMs: 5_000,
       },
+      tracker: {
+        schedule: { pending: 30_000, submitted: 5_000, source_confirmed: 10_000, refund_pending: 300_000 },
+        growthFactor: 1.5,
+        capFactor: 12,
+        afterExpiryMs: 5_000,
+        deadlines: { sourceConfirmation: 600_000, delivery: 600_000, refund: 21_600_000 },
+        leaseMs: 30_000,
+        batchSize: 50,
+        maxReadsPerSecond: 10,
+        discover: { everyMs: 600_000, horizonMs: 86_400_000, pageSize: 100 },
+        tickMs: 1_000,
+        retentionMs: 7 * 86_400_000,
+      },
       verifier: {
         expiryMarginMs: 15_000,
         entryPoints: [ENTRY_POINT_V07, ENTRY_POINT_V08],
@@ -60,6 +73,8 @@ describe('DEFAULTS', () => {
     expect(Object.isFrozen(DEFAULTS.wait.phaseTimeoutsMs)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.wait.withRouter)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.callbacks)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.tracker.schedule)).toBe(true);
+    expect(Object.isFrozen(DEFAULTS.tracker.discover)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.redis)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.verifier)).toBe(true);
     expect(Object.isFrozen(DEFAULTS.verifier.entryPoints)).toBe(true);

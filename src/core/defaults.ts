@@ -22,7 +22,7 @@ export const API_PREFIX = '/api/v1/s2s';
  * them into options, never assign to them. Under `callbacks` those of `createCallbackRouter`,
  * under `redis` and `postgres` those of the `partner-s2s-sdk/redis` and
  * `partner-s2s-sdk/postgres` stores, under `verifier` those of
- * `verifyBridgeBatch`.
+ * `verifyBridgeBatch`, under `tracker` those of `createTransferTracker`.
  *
  * @example
  * import { DEFAULTS, PartnerClient } from 'partner-s2s-sdk';
@@ -89,6 +89,28 @@ export const DEFAULTS: {
   readonly postgres: {
     readonly schema: string;
     readonly timeoutMs: number;
+  };
+  readonly tracker: {
+    readonly schedule: {
+      readonly pending: number;
+      readonly submitted: number;
+      readonly source_confirmed: number;
+      readonly refund_pending: number;
+    };
+    readonly growthFactor: number;
+    readonly capFactor: number;
+    readonly afterExpiryMs: number;
+    readonly deadlines: {
+      readonly sourceConfirmation: number;
+      readonly delivery: number;
+      readonly refund: number;
+    };
+    readonly leaseMs: number;
+    readonly batchSize: number;
+    readonly maxReadsPerSecond: number;
+    readonly discover: { readonly everyMs: number; readonly horizonMs: number; readonly pageSize: number };
+    readonly tickMs: number;
+    readonly retentionMs: number;
   };
   readonly verifier: {
     readonly expiryMarginMs: number;
@@ -180,6 +202,44 @@ export const DEFAULTS: {
     schema: 'partner_s2s',
     /** Each statement (a migration: its lock wait and its run) answers within this, or fails. */
     timeoutMs: 10_000,
+  }),
+  /** `createTransferTracker` (`TransferTrackerOptions`). */
+  tracker: Object.freeze({
+    /** First delay (ms) before the next read of a transfer in each state; each later one grows by `growthFactor`. */
+    schedule: Object.freeze({
+      /** Only when the quote's expiry is unknown: else one read `afterExpiryMs` after it. */
+      pending: 30_000,
+      /** The bundler includes the operation in seconds. */
+      submitted: 5_000,
+      /** "Usually seconds" to delivery; a refund decision takes longer. */
+      source_confirmed: 10_000,
+      /** "A later settlement taking hours". */
+      refund_pending: 5 * 60_000,
+    }),
+    /** Each delay between reads of a transfer in one state is this many times the one before. */
+    growthFactor: 1.5,
+    /** The delay stops growing at this many times the state's first delay (its cap): 1 min after `submitted`. */
+    capFactor: 12,
+    /** A pending transfer whose quote expiry is known is read once, this long after it. */
+    afterExpiryMs: 5_000,
+    /** How long each phase may last before `overdue` fires once for it: those of `transfers.wait`. */
+    deadlines: Object.freeze({
+      sourceConfirmation: 10 * 60_000,
+      delivery: 10 * 60_000,
+      refund: 6 * 3_600_000,
+    }),
+    /** One lease covers one read and dispatch of one transfer; a killed process holds it this long at most. */
+    leaseMs: 30_000,
+    /** Transfers claimed per round. */
+    batchSize: 50,
+    /** Reads per second one tracker makes at most, list pages included. */
+    maxReadsPerSecond: 10,
+    /** The sweep for transfers nobody tracked: every 10 minutes, over users seen within a day, 100 a page. */
+    discover: Object.freeze({ everyMs: 10 * 60_000, horizonMs: 24 * 3_600_000, pageSize: 100 }),
+    /** How often a started tracker looks for due work. */
+    tickMs: 1_000,
+    /** Final records are pruned this long after their last change: 7 days. */
+    retentionMs: 7 * 86_400_000,
   }),
   /** `verifyBridgeBatch`: the options (`VerifyBridgeBatchOptions`) it applies when none is given. */
   verifier: Object.freeze({

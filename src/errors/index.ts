@@ -10,3 +10,4 @@ export {
   OAuthError,
   UnsupportedGrantTypeError,
 } from './oauth.js';
+export { TrackerError, type TrackerErrorStage } from './tracker-errors.js';

@@ -1,6 +1,7 @@
 import { parseArgs, parseOptions, readArgs, requestOptionsSchema } from '../core/args.js';
 import { ignoreReport, isolate, type Report } from '../core/isolate.js';
 import type { RequestOptions } from '../core/request-options.js';
+import type { ExecuteTracker } from '../core/tracking.js';
 import { AbortError, ArgumentError, TimeoutError } from '../errors/client-errors.js';
 import { within } from '../http/abort.js';
 import { type SpanRunner, untraced } from '../http/tracing.js';
@@ -9,6 +10,7 @@ import type { BridgeBatchSummary, VerifiedBridgeBatch, VerifyBridgeBatchOptions 
 import { type BridgeConstructParams, constructArgs } from '../resources/params.js';
 import type { BridgeConstructResult, BridgeQuote, BridgeRoute } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
+import { checkExecuteTracker, trackBeforeSigning } from './execute-tracking.js';
 import { withSubmitIds } from './submit.js';
 
 /** One step of `bridge.execute`, reported as it completes. */
@@ -31,6 +33,11 @@ export type BridgeExecuteParams = BridgeConstructParams & {
    * changes the outcome.
    */
   onProgress?: (progress: ExecuteProgress) => void;
+  /**
+   * A transfer tracker (`createTransferTracker`) that records the transfer right after construct,
+   * before anything is signed; when it cannot, execute stops with a `TrackerError` and signs nothing.
+   */
+  tracker?: ExecuteTracker;
 };
 
 /** What `bridge.execute` returns once the batch is submitted. */
@@ -88,8 +95,8 @@ export async function executeBridge(
   params: BridgeExecuteParams,
   options: RequestOptions | undefined,
 ): Promise<BridgeExecuteResult> {
-  const { signer, verify, onProgress, request, wallet } = readArgs('bridge.execute', () => {
-    const { signer, verify, onProgress, ...request } = params ?? ({} as BridgeExecuteParams);
+  const { signer, verify, onProgress, request, wallet, tracker } = readArgs('bridge.execute', () => {
+    const { signer, verify, onProgress, tracker, ...request } = params ?? ({} as BridgeExecuteParams);
     const address: unknown = signer?.address;
     const signMessage = signer?.signMessage;
     const signAuthorization = signer?.signAuthorization;
@@ -105,7 +112,7 @@ export async function executeBridge(
               ? { signAuthorization: (args) => signAuthorization.call(signer, args) }
               : {}),
           };
-    return { signer: fixed, verify, onProgress, request, wallet };
+    return { signer: fixed, verify, onProgress, request, wallet, tracker };
   });
   const args = parseArgs(constructArgs, request, 'bridge.execute');
   options = parseOptions(requestOptionsSchema, options, 'bridge.execute');
@@ -121,6 +128,7 @@ export async function executeBridge(
       issues: [{ path: 'onProgress', message: 'must be a function' }],
     });
   }
+  const checkedTracker = checkExecuteTracker(tracker);
   // An observer cannot change the outcome: a throw after the submit would lose the transfer id.
   const report = onProgress
     ? isolate('onProgress of bridge.execute', onProgress, steps.report ?? ignoreReport)
@@ -135,6 +143,7 @@ export async function executeBridge(
   }
   report({ step: 'route', route });
   const construct = await steps.construct(request, options);
+  await trackBeforeSigning(checkedTracker, args.userId, construct);
   report({ step: 'constructed', construct });
   const span = steps.span ?? untraced;
   const summary = await span('partner.verify', async () => {

@@ -12,6 +12,7 @@ export {
   rehashBundle,
 } from './batch.js';
 export type { CallbackDelivery } from './simulator/callbacks.js';
+export type { ReceivedRequest } from './simulator/endpoints.js';
 export {
   createPartnerSimulator,
   PartnerSimulator,

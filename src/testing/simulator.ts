@@ -7,7 +7,7 @@ import { SimAdmin } from './simulator/admin.js';
 import { ADMIN_PREFIX, adminApi } from './simulator/admin-http.js';
 import type { CallbackDelivery } from './simulator/callbacks.js';
 import { createCore, type SimCore } from './simulator/core.js';
-import { partnerApi } from './simulator/endpoints.js';
+import { partnerApi, type ReceivedRequest } from './simulator/endpoints.js';
 import { listenOn, simulatorFetch } from './simulator/http.js';
 import { DEFAULT_ROUTE_TOKENS } from './simulator/routes.js';
 
@@ -93,8 +93,11 @@ export class PartnerSimulator {
   #core: SimCore;
   #admin: SimAdmin;
   readonly #options: SimulatorOptions;
-  /** Requests seen, by "METHOD /path" (path below /api/v1/s2s). */
-  readonly requests: { method: string; path: string }[] = [];
+  /**
+   * Requests seen: method, path below /api/v1/s2s, and `at`, when it arrived (epoch ms, real time,
+   * not moved by `advanceClock`), e.g. to count a client's reads per second.
+   */
+  readonly requests: ReceivedRequest[] = [];
   /** Ready-made organisation, credential and funded user, unless `demo: false`. */
   demo: SimDemo;
   /** Where the admin HTTP API is mounted, below the base URL (see docs/simulator.md). */

@@ -33,6 +33,12 @@ export interface TrackerRecord {
   failures: number;
   /** Reads made of this transfer, for the figures a partner may want. */
   reads: number;
+  /**
+   * When the quote of a pending transfer expires (epoch ms), when the tracker knows it (a transfer
+   * recorded by `execute`): it is read once shortly after, to learn that it expired. Optional, so
+   * that a store written before it keeps working; a store that keeps the record whole keeps it.
+   */
+  expiresAt?: number | null;
   /** How the record came to be. */
   source: 'track' | 'execute' | 'discovered';
   /** Epoch ms, by the tracker's clock. */

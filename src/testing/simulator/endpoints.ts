@@ -107,12 +107,19 @@ function match(endpoint: Endpoint, path: string): string[] | undefined {
   return endpoint.path.exec(path)?.slice(1);
 }
 
+/** One request the partner API received: method, path below the prefix, and when (epoch ms, real time). */
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  at: number;
+}
+
 /** The partner API, logging each request it receives (method and path below the prefix) in `requests`. */
-export function partnerApi(core: SimCore, requests: { method: string; path: string }[]): Mount {
+export function partnerApi(core: SimCore, requests: ReceivedRequest[]): Mount {
   return {
     prefix: API_PREFIX,
     handle: (request) => {
-      requests.push({ method: request.method, path: request.path });
+      requests.push({ method: request.method, path: request.path, at: Date.now() });
       if (request.path === TOKEN_PATH) {
         // The token endpoint answers every mistake in the OAuth shape, this one included.
         if (request.method !== 'POST')

@@ -1,0 +1,138 @@
+import { checkListener } from '../core/args.js';
+import { EventEmitter } from '../core/emitter.js';
+import { quiet } from '../core/isolate.js';
+import type { Logger } from '../core/logger.js';
+import { TrackerError } from '../errors/tracker-errors.js';
+import type { WaitPhase } from '../flows/wait.js';
+import type { BridgeTransfer } from '../schemas/bridge.js';
+import type { TransferStatus } from '../schemas/states.js';
+
+/** A phase that passed its deadline (`overdue`). */
+export interface TransferOverdue {
+  /** The transfer as last observed. */
+  transfer: BridgeTransfer;
+  phase: WaitPhase;
+  /** When the phase was first observed. */
+  since: Date;
+}
+
+/** The tracker's events, the names `on` and `off` take. */
+export interface TransferTrackerEvents {
+  /**
+   * A state newer than the last one dispatched for this transfer, in rank order, never backwards;
+   * `previous` is that last one (`undefined` for the first). Awaited: when it throws or rejects the
+   * state is dispatched again later, never recorded as done.
+   */
+  transition: (transfer: BridgeTransfer, previous: TransferStatus | undefined) => unknown;
+  /** After the `transition` of a final state (delivered, refunded, failed, expired). Awaited likewise. */
+  final: (transfer: BridgeTransfer) => unknown;
+  /** A phase passed its deadline: once per phase. Awaited likewise. */
+  overdue: (overdue: TransferOverdue) => unknown;
+  /** The discovery sweep adopted a transfer nobody tracked (its states follow as `transition`s). */
+  discovered: (transfer: BridgeTransfer) => unknown;
+  /** A read, the store or a listener failed: nothing is lost, the step is tried again later. */
+  error: (error: unknown) => unknown;
+}
+
+export type TrackerEventName = keyof TransferTrackerEvents;
+
+const EVENTS: readonly TrackerEventName[] = ['transition', 'final', 'overdue', 'discovered', 'error'];
+type Listener = (...args: unknown[]) => unknown;
+
+/**
+ * The tracker's listeners: partner code, isolated. `dispatch` awaits each listener in turn (within
+ * a bound) and says whether all succeeded; `notify` calls them without waiting. Nothing a listener
+ * throws or rejects escapes or goes unhandled: it is reported on `error` (an `error` listener's own
+ * failure only to the logger).
+ */
+export class TrackerEvents {
+  readonly #emitter = new EventEmitter<TrackerEventName>();
+  readonly #logger: Logger | undefined;
+  readonly #boundMs: number;
+
+  constructor(logger: Logger | undefined, boundMs: number) {
+    this.#logger = logger;
+    this.#boundMs = boundMs;
+  }
+
+  on(where: string, event: unknown, listener: unknown): void {
+    checkListener(where, EVENTS, event, listener);
+    this.#emitter.on(event as TrackerEventName, listener as Listener);
+  }
+
+  off(where: string, event: unknown, listener: unknown): void {
+    checkListener(where, EVENTS, event, listener);
+    this.#emitter.off(event as TrackerEventName, listener as Listener);
+  }
+
+  /** Calls the listeners of `event` one after another; true when every one returned or resolved in time. */
+  async dispatch(event: TrackerEventName, transferId: string, args: readonly unknown[]): Promise<boolean> {
+    let ok = true;
+    for (const listener of this.#emitter.listeners(event) as Listener[]) {
+      try {
+        await this.#bounded(listener(...args), event, transferId);
+      } catch (error) {
+        ok = false;
+        this.#warn(
+          `a '${event}' listener threw or rejected for ${transferId}; dispatched again later`,
+          error,
+        );
+        this.error(error);
+      }
+    }
+    return ok;
+  }
+
+  /** A listener's result, awaited within the bound; a hung one counts as failed. */
+  #bounded(result: unknown, event: string, transferId: string): Promise<unknown> {
+    if (typeof (result as { then?: unknown } | null | undefined)?.then !== 'function')
+      return Promise.resolve();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise((_, reject) => {
+      timer = setTimeout(() => {
+        quiet(result);
+        reject(
+          new TrackerError({
+            stage: 'listener',
+            transferId,
+            message: `a '${event}' listener of ${transferId} did not settle within ${this.#boundMs} ms`,
+          }),
+        );
+      }, this.#boundMs);
+    });
+    return Promise.race([Promise.resolve(result), timeout]).finally(() => clearTimeout(timer));
+  }
+
+  /** Calls the listeners of `event` without waiting for them. */
+  notify(event: 'discovered' | 'error', args: readonly unknown[]): void {
+    for (const listener of this.#emitter.listeners(event) as Listener[]) {
+      const failed = (error: unknown) => {
+        this.#warn(`a '${event}' listener threw or rejected`, error);
+        if (event !== 'error') this.error(error);
+      };
+      try {
+        quiet(listener(...args), failed);
+      } catch (error) {
+        failed(error);
+      }
+    }
+  }
+
+  error(error: unknown): void {
+    this.notify('error', [error]);
+  }
+
+  /** Reports a failure of the tracker's own work: a warning, and the `error` event. */
+  fail(error: unknown, warning: string): void {
+    this.#warn(warning, error);
+    this.error(error);
+  }
+
+  #warn(line: string, error: unknown): void {
+    try {
+      quiet(this.#logger?.warn(`partner-s2s-sdk: transfer tracker: ${line}`, error));
+    } catch {
+      // A logger that throws is ignored.
+    }
+  }
+}

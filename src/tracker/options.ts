@@ -1,0 +1,249 @@
+import * as z from 'zod';
+import { durationMs, loggerOption, parseArgs, withMethods } from '../core/args.js';
+import { DEFAULTS } from '../core/defaults.js';
+import type { Logger } from '../core/logger.js';
+import type { Transfers } from '../flows/transfers.js';
+import type { TransferSource } from '../flows/wait.js';
+import { MemoryTrackerStore } from './memory-store.js';
+import type { TrackerStore } from './store.js';
+
+/** What the tracker needs of a client: `client.bridge.transfers.get` and `.list`. A `PartnerClient` is one. */
+export interface TrackerClient {
+  bridge: { transfers: Pick<Transfers, 'get' | 'list'> };
+}
+
+/** The first delay before the next read of a transfer in each state that is not final (ms). */
+export interface TrackerSchedule {
+  pending: number;
+  submitted: number;
+  source_confirmed: number;
+  refund_pending: number;
+}
+
+/** How long each phase may last before `overdue` fires (ms), counted from its first observation. */
+export interface TrackerDeadlines {
+  /** `pending` or `submitted`, until the deposit lands on the source chain. */
+  sourceConfirmation: number;
+  /** `source_confirmed`, until delivered (or a refund starts). */
+  delivery: number;
+  /** `refund_pending`, until refunded. */
+  refund: number;
+}
+
+/** The sweep that adopts transfers nobody passed to `track`. */
+export interface TrackerDiscovery {
+  /** How often a tracker sweeps. @default DEFAULTS.tracker.discover.everyMs (600000) */
+  everyMs?: number;
+  /** Users with a record tracked or changed within this long are swept, back to transfers this old. @default DEFAULTS.tracker.discover.horizonMs (86400000) */
+  horizonMs?: number;
+  /** Transfers per list page, 1 to 100. @default DEFAULTS.tracker.discover.pageSize (100) */
+  pageSize?: number;
+}
+
+/**
+ * Options of `createTransferTracker`. Only `client` is required; every duration is in ms and any
+ * positive one is accepted.
+ *
+ * @example
+ * const tracker = createTransferTracker({
+ *   client,
+ *   store: createPostgresTrackerStore({ pool }), // a fleet shares one store
+ *   router,                                       // deliveries count as reads
+ *   maxReadsPerSecond: 20,
+ * });
+ */
+export interface TransferTrackerOptions {
+  /** Reads transfers: a `PartnerClient` (or anything with `bridge.transfers.get` and `.list`). */
+  client: TrackerClient;
+  /**
+   * Where records, leases and observations are kept. Share one between processes (Redis,
+   * Postgres) and the fleet follows every transfer once.
+   * @default new MemoryTrackerStore()
+   * @example
+   * createTransferTracker({ client, store: new MemoryTrackerStore() });
+   */
+  store?: TrackerStore;
+  /**
+   * A callback router whose deliveries count as observations: each state it dispatches is recorded
+   * (`store.observe`) and reaches the tracker's events once, like a read, without a read of its own.
+   * The router's listeners see what they saw without it.
+   * @example
+   * createTransferTracker({ client, router: createCallbackRouter({ authenticate }) });
+   */
+  router?: TransferSource;
+  /**
+   * First delay before the next read in each state; each later delay in that state is
+   * `DEFAULTS.tracker.growthFactor` (1.5) times the one before, up to `DEFAULTS.tracker.capFactor`
+   * (12) times the first. A pending transfer whose quote expiry is known (recorded by `execute`) is
+   * read once `DEFAULTS.tracker.afterExpiryMs` (5000) after it instead. A read that fails is tried
+   * again after twice the delay, then four times, up to the cap: never given up.
+   * @default DEFAULTS.tracker.schedule ({ pending: 30000, submitted: 5000, source_confirmed: 10000, refund_pending: 300000 })
+   * @example
+   * createTransferTracker({ client, schedule: { ...DEFAULTS.tracker.schedule, submitted: 2_000 } });
+   */
+  schedule?: Partial<TrackerSchedule>;
+  /**
+   * How long after its quote's expiry a pending transfer recorded by `execute` is read, to learn
+   * that it expired unsigned (no callback says so).
+   * @default DEFAULTS.tracker.afterExpiryMs (5000)
+   * @example
+   * createTransferTracker({ client, afterExpiryMs: 2_000 });
+   */
+  afterExpiryMs?: number;
+  /**
+   * Past a phase's deadline `overdue` fires once for that phase, and the transfer is read at its
+   * state's cap from then on.
+   * @default DEFAULTS.tracker.deadlines ({ sourceConfirmation: 600000, delivery: 600000, refund: 21600000 })
+   * @example
+   * createTransferTracker({ client, deadlines: { refund: 24 * 3_600_000 } });
+   */
+  deadlines?: Partial<TrackerDeadlines>;
+  /**
+   * How long one lease (one read and dispatch of one transfer) lasts: what a killed process holds
+   * up at most, and the bound of `stop()`.
+   * @default DEFAULTS.tracker.leaseMs (30000)
+   * @example
+   * createTransferTracker({ client, leaseMs: 10_000 });
+   */
+  leaseMs?: number;
+  /**
+   * Transfers claimed per round.
+   * @default DEFAULTS.tracker.batchSize (50)
+   * @example
+   * createTransferTracker({ client, batchSize: 200 });
+   */
+  batchSize?: number;
+  /**
+   * Reads this tracker makes at most in any second, list pages included (per process: a fleet of
+   * N makes up to N times as many).
+   * @default DEFAULTS.tracker.maxReadsPerSecond (10)
+   * @example
+   * createTransferTracker({ client, maxReadsPerSecond: 5 });
+   */
+  maxReadsPerSecond?: number;
+  /**
+   * The sweep for transfers nobody tracked, or `false` for none.
+   * @default DEFAULTS.tracker.discover ({ everyMs: 600000, horizonMs: 86400000, pageSize: 100 })
+   * @example
+   * createTransferTracker({ client, discover: { everyMs: 60_000 } });
+   * createTransferTracker({ client, discover: false });
+   */
+  discover?: TrackerDiscovery | false;
+  /**
+   * How often a started tracker looks for due work (it also wakes on `track` and on a delivery).
+   * @default DEFAULTS.tracker.tickMs (1000)
+   * @example
+   * createTransferTracker({ client, tickMs: 250 });
+   */
+  tickMs?: number;
+  /**
+   * Final records are pruned from the store this long after their last change. Keep it above the
+   * discovery horizon, or a pruned transfer is adopted again.
+   * @default DEFAULTS.tracker.retentionMs (604800000, 7 days)
+   * @example
+   * createTransferTracker({ client, retentionMs: 30 * 86_400_000 });
+   */
+  retentionMs?: number;
+  /**
+   * Where a warning goes when a listener throws or rejects, or the store or a read fails (each is
+   * also an `error` event). Without one, nothing is written.
+   * @example
+   * createTransferTracker({ client, logger: pino() });
+   */
+  logger?: Logger;
+}
+
+const count = z.int({ error: 'must be a whole number' }).positive('must be positive');
+const partial = <K extends string>(keys: readonly K[]) =>
+  z.strictObject(
+    Object.fromEntries(keys.map((key) => [key, durationMs.optional()])) as Record<
+      K,
+      z.ZodOptional<typeof durationMs>
+    >,
+  );
+
+// Built on the first createTransferTracker, not at import.
+const trackerOptionsSchema = z.lazy(() =>
+  z.strictObject({
+    client: z.custom<TrackerClient>((value) => {
+      const transfers = (value as TrackerClient | undefined)?.bridge?.transfers;
+      return typeof transfers?.get === 'function' && typeof transfers?.list === 'function';
+    }, 'is required: a PartnerClient (anything with bridge.transfers.get and .list)'),
+    store: withMethods<TrackerStore>(
+      ['track', 'claimDue', 'claim', 'complete', 'release', 'observe', 'get', 'users', 'prune'],
+      'must be a TrackerStore (track, claimDue, claim, complete, release, observe, get, users, prune)',
+    ).optional(),
+    router: withMethods<TransferSource>(['on', 'off'], 'must have on and off (a CallbackRouter)').optional(),
+    schedule: partial(['pending', 'submitted', 'source_confirmed', 'refund_pending'] as const).optional(),
+    deadlines: partial(['sourceConfirmation', 'delivery', 'refund'] as const).optional(),
+    afterExpiryMs: durationMs.optional(),
+    leaseMs: durationMs.optional(),
+    batchSize: count.max(1_000, 'must be at most 1000').optional(),
+    maxReadsPerSecond: count.optional(),
+    discover: z
+      .union(
+        [
+          z.literal(false),
+          z.strictObject({
+            everyMs: durationMs.optional(),
+            horizonMs: z
+              .int({ error: 'must be a whole number of milliseconds' })
+              .positive('must be positive')
+              .optional(),
+            pageSize: count.max(100, 'must be at most 100').optional(),
+          }),
+        ],
+        { error: 'must be false or { everyMs, horizonMs, pageSize }' },
+      )
+      .optional(),
+    tickMs: durationMs.optional(),
+    retentionMs: z
+      .int({ error: 'must be a whole number of milliseconds' })
+      .positive('must be positive')
+      .optional(),
+    logger: loggerOption.optional(),
+  }),
+);
+
+/** The options, checked, with every default filled in. */
+export interface TrackerSettings {
+  client: TrackerClient;
+  store: TrackerStore;
+  router: TransferSource | undefined;
+  schedule: TrackerSchedule;
+  deadlines: TrackerDeadlines;
+  afterExpiryMs: number;
+  leaseMs: number;
+  batchSize: number;
+  maxReadsPerSecond: number;
+  discover: Required<TrackerDiscovery> | false;
+  tickMs: number;
+  retentionMs: number;
+  logger: Logger | undefined;
+}
+
+/** Checks the options of `createTransferTracker` (an `ArgumentError` names each bad one) and fills in `DEFAULTS.tracker`. */
+export function trackerSettings(options: TransferTrackerOptions): TrackerSettings {
+  const checked = parseArgs(trackerOptionsSchema, options, 'createTransferTracker');
+  const defaults = DEFAULTS.tracker;
+  return {
+    client: checked.client,
+    store: checked.store ?? new MemoryTrackerStore(),
+    router: checked.router,
+    schedule: { ...defaults.schedule, ...defined(checked.schedule) },
+    deadlines: { ...defaults.deadlines, ...defined(checked.deadlines) },
+    afterExpiryMs: checked.afterExpiryMs ?? defaults.afterExpiryMs,
+    leaseMs: checked.leaseMs ?? defaults.leaseMs,
+    batchSize: checked.batchSize ?? defaults.batchSize,
+    maxReadsPerSecond: checked.maxReadsPerSecond ?? defaults.maxReadsPerSecond,
+    discover: checked.discover === false ? false : { ...defaults.discover, ...defined(checked.discover) },
+    tickMs: checked.tickMs ?? defaults.tickMs,
+    retentionMs: checked.retentionMs ?? defaults.retentionMs,
+    logger: checked.logger,
+  };
+}
+
+/** The fields given a value: `{ submitted: undefined }` keeps the default. */
+function defined<T extends object>(value: T | undefined): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value ?? {}).filter(([, inner]) => inner !== undefined)) as never;
+}

@@ -1,0 +1,143 @@
+import { isPartnerError } from '../errors/base.js';
+import { TrackerError } from '../errors/tracker-errors.js';
+import type { BridgeTransfer } from '../schemas/bridge.js';
+import { FINAL_STATES, stateRank } from '../schemas/states.js';
+import type { TrackerEvents } from './events.js';
+import type { TrackerClient } from './options.js';
+import type { ReadLimiter } from './rate.js';
+import { advanceSchedule, backoff, nextReadIn, overduePhase, type ScheduleSettings } from './schedule.js';
+import type { TrackerLease, TrackerRecord, TrackerStore } from './store.js';
+
+/** What one step of one transfer needs. */
+export interface StepContext {
+  client: TrackerClient;
+  store: TrackerStore;
+  events: TrackerEvents;
+  limiter: ReadLimiter;
+  schedule: ScheduleSettings;
+  /** Fires on `stop()`: a step still waiting for room to read gives its lease back. */
+  signal: AbortSignal;
+}
+
+/** What one step did. */
+export interface StepResult {
+  read: number;
+  dispatched: number;
+  /** The transfer as read, when the step read it. */
+  transfer?: BridgeTransfer;
+  /** Why the read failed, when it did. */
+  failure?: unknown;
+}
+
+/**
+ * One step of one leased transfer: a read unless an observation is waiting to be dispatched (or
+ * `forceRead`), the newer state dispatched, the schedule moved on, the record committed under the
+ * lease's fence. A commit the fence refuses is dropped: another owner has the transfer now.
+ */
+export async function step(ctx: StepContext, lease: TrackerLease, forceRead = false): Promise<StepResult> {
+  const record: TrackerRecord = structuredClone(lease.record);
+  const id = record.transferId;
+  const result: StepResult = { read: 0, dispatched: 0 };
+  const waiting = record.observedRank > record.dispatchedRank;
+  if (forceRead || (!waiting && !record.final)) {
+    try {
+      await ctx.limiter.take(ctx.signal);
+    } catch {
+      await settle(ctx, () => ctx.store.release(lease, 0), id);
+      return result;
+    }
+    result.read = 1;
+    record.reads += 1;
+    try {
+      const transfer = await ctx.client.bridge.transfers.get({ userId: record.userId, transferId: id });
+      result.transfer = transfer;
+      record.failures = 0;
+      observe(record, transfer);
+    } catch (error) {
+      result.failure = error;
+      record.failures += 1;
+      record.updatedAt = Date.now();
+      ctx.events.fail(readError(error, id), `reading ${id} failed; read again later`);
+      await settle(
+        ctx,
+        () => ctx.store.complete(lease, { record, nextReadInMs: backoff(ctx.schedule, record) }),
+        id,
+      );
+      return result;
+    }
+  }
+  let retryMs: number | undefined;
+  if (!record.final && record.observed && record.observedRank > record.dispatchedRank) {
+    if (await dispatchState(ctx, record)) result.dispatched = 1;
+    else
+      retryMs = Math.min(
+        ctx.schedule.schedule.submitted,
+        record.intervalMs || ctx.schedule.schedule.submitted,
+      );
+  }
+  const now = Date.now();
+  if (!record.final && record.observed) {
+    advanceSchedule(ctx.schedule, record, record.observed.status, now);
+    const phase = overduePhase(ctx.schedule, record, now);
+    if (phase && record.phaseSince !== null) {
+      const overdue = { transfer: record.observed, phase, since: new Date(record.phaseSince) };
+      if (await ctx.events.dispatch('overdue', id, [overdue])) record.overdue.push(phase);
+      advanceSchedule(ctx.schedule, record, record.observed.status, now);
+    }
+  }
+  record.updatedAt = now;
+  const nextReadInMs =
+    retryMs ?? (record.observed ? nextReadIn(ctx.schedule, record, now) : ctx.schedule.schedule.pending);
+  await settle(ctx, () => ctx.store.complete(lease, { record, nextReadInMs }), id);
+  return result;
+}
+
+/** Takes a read into the record when it is newer than what was observed; an unknown state is not ranked. */
+function observe(record: TrackerRecord, transfer: BridgeTransfer): void {
+  const rank = stateRank(transfer.status);
+  if (rank === undefined || rank <= record.observedRank) return;
+  record.observed = transfer;
+  record.observedRank = rank;
+}
+
+/**
+ * Dispatches the observed state: its `transition`, then `final` if it is final. Recorded as done
+ * only when every listener succeeded; otherwise it is dispatched again later.
+ */
+async function dispatchState(ctx: StepContext, record: TrackerRecord): Promise<boolean> {
+  const transfer = record.observed!;
+  const previous = record.dispatched ?? undefined;
+  const final = FINAL_STATES.has(transfer.status);
+  if (!(await ctx.events.dispatch('transition', record.transferId, [transfer, previous]))) return false;
+  if (final && !(await ctx.events.dispatch('final', record.transferId, [transfer]))) return false;
+  record.dispatched = transfer.status;
+  record.dispatchedRank = record.observedRank;
+  record.final = final;
+  return true;
+}
+
+/** A store call whose failure is reported, never thrown: the lease expires and the work is done again. */
+async function settle(ctx: StepContext, call: () => Promise<unknown>, transferId: string): Promise<void> {
+  try {
+    await call();
+  } catch (error) {
+    ctx.events.fail(storeError(error, transferId), `the store failed for ${transferId}; tried again later`);
+  }
+}
+
+function readError(error: unknown, transferId: string): unknown {
+  return isPartnerError(error)
+    ? error
+    : new TrackerError({ stage: 'read', transferId, message: `reading ${transferId} failed`, cause: error });
+}
+
+/** What a store threw, named as a store failure. */
+export function storeError(error: unknown, transferId?: string): TrackerError {
+  const detail = error instanceof Error ? `: ${error.name}` : '';
+  return new TrackerError({
+    stage: 'store',
+    transferId,
+    message: `the tracker's store failed${transferId ? ` for ${transferId}` : ''}${detail}`,
+    cause: error,
+  });
+}

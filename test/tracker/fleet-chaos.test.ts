@@ -1,0 +1,93 @@
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPostgresTrackerStore } from '../../src/postgres/index.js';
+import { createRedisTrackerStore } from '../../src/redis/index.js';
+import {
+  POSTGRES_MISSING,
+  POSTGRES_SERVER,
+  type PostgresServer,
+  skipOrFail,
+  startPostgres,
+} from '../helpers/postgres-server.js';
+import { REDIS_MISSING, REDIS_SERVER, type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { type ChaosOptions, type ChaosResult, judge, runChaos } from '../helpers/tracker-fleet.js';
+
+/**
+ * A tracker fleet under chaos on each shared store: 3 worker processes with callbacks off follow
+ * 300 transfers of 30 users through every ending while one worker is SIGKILLed and respawned every
+ * 2.5 s. Nothing is mocked: the simulator over HTTP, a real redis-server, a real PostgreSQL.
+ * Only outcomes are asserted, never timings.
+ */
+
+skipOrFail(REDIS_SERVER, REDIS_MISSING);
+skipOrFail(POSTGRES_SERVER, POSTGRES_MISSING);
+
+const SCENARIO = {
+  transfers: 300,
+  users: 30,
+  workers: 3,
+  killEveryMs: 2_500,
+  leaseMs: 2_000,
+  deadlineMs: 40_000,
+};
+
+function expectKept(result: ChaosResult) {
+  const problems = judge(result, result.killed);
+  const dispatched = result.dispatches.filter((d) => d.event !== 'error');
+  const finals = dispatched.filter((d) => d.event === 'final').length;
+  console.info(
+    `fleet chaos: ${result.fates.size} transfers, ${result.killed.size} workers killed of ${result.spawned} started, ` +
+      `${dispatched.length} dispatches, ${finals - result.fates.size} final dispatched twice`,
+  );
+  expect(problems.slice(0, 20)).toEqual([]);
+  // The chaos happened: workers were killed while transfers were in flight.
+  expect(result.killed.size).toBeGreaterThanOrEqual(2);
+  expect(new Set(result.fates.values())).toEqual(new Set(['delivered', 'refunded', 'failed', 'expired']));
+}
+
+describe.runIf(REDIS_SERVER)('tracker fleet chaos on Redis', () => {
+  let server: RedisServer | undefined;
+  let client: Redis | undefined;
+  afterAll(async () => {
+    client?.disconnect();
+    await server?.stop();
+  });
+
+  it('every transfer ends in its true final state, nothing backwards, duplicates only from killed holders', {
+    timeout: 120_000,
+  }, async () => {
+    server = await startRedis();
+    client = new Redis(server.port, '127.0.0.1');
+    const prefix = 'chaos:tracker:';
+    const options: ChaosOptions = {
+      ...SCENARIO,
+      store: createRedisTrackerStore({ client, prefix }),
+      storeEnv: { FLEET_STORE: 'redis', FLEET_STORE_URL: server.url, FLEET_PREFIX: prefix },
+    };
+    expectKept(await runChaos(options));
+  });
+});
+
+describe.runIf(POSTGRES_SERVER)('tracker fleet chaos on Postgres', () => {
+  let server: PostgresServer | undefined;
+  let pool: pg.Pool | undefined;
+  afterAll(async () => {
+    await pool?.end();
+    await server?.stop();
+  });
+
+  it('every transfer ends in its true final state, nothing backwards, duplicates only from killed holders', {
+    timeout: 120_000,
+  }, async () => {
+    server = await startPostgres();
+    pool = new pg.Pool({ connectionString: server.url, max: 4 });
+    const schema = 'chaos_tracker';
+    const options: ChaosOptions = {
+      ...SCENARIO,
+      store: createPostgresTrackerStore({ pool, schema }),
+      storeEnv: { FLEET_STORE: 'postgres', FLEET_STORE_URL: server.url, FLEET_PREFIX: schema },
+    };
+    expectKept(await runChaos(options));
+  });
+});
