@@ -45,12 +45,14 @@ const tracker = createTransferTracker({
   client,
   store: store(),
   // Tens of milliseconds, so that a few seconds see every state; the lease outlasts a read on a busy machine.
-  schedule: { pending: 40, submitted: 30, source_confirmed: 30, refund_pending: 30 },
+  schedule: { pending: 100, submitted: 50, source_confirmed: 50, refund_pending: 50 },
   afterExpiryMs: 20,
   leaseMs: Number(env('FLEET_LEASE_MS')),
-  batchSize: 20,
+  // Few leases at once, so that none waits long behind the others' reads on a busy machine.
+  batchSize: 5,
   tickMs: 20,
-  maxReadsPerSecond: 1_000,
+  // The simulator answers the whole fleet from one process: each worker keeps to a share of it.
+  maxReadsPerSecond: 200,
   discover: false,
 });
 tracker.on('transition', (transfer, previous) =>
