@@ -16,6 +16,7 @@ import { latency, lists, overhead } from './overhead.js';
 import { packageSize } from './package.js';
 import { tokens } from './tokens.js';
 import { trackerClaims } from './tracker-claims.js';
+import { trackerReads } from './tracker-reads.js';
 import { verifier } from './verifier.js';
 
 const all = {
@@ -30,6 +31,7 @@ const all = {
   package: packageSize,
   fleet,
   trackerClaims,
+  trackerReads,
 };
 const only = process.argv.slice(2);
 if (only.length === 0) {
