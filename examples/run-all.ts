@@ -1,7 +1,7 @@
 /** Runs every example against the embedded simulator; CI uses it. Fails when one fails. */
 import { spawnSync } from 'node:child_process';
 
-const examples = ['bridge', 'callbacks-server', 'errors', 'transfers', 'any-endpoint'];
+const examples = ['bridge', 'callbacks-server', 'errors', 'transfers', 'any-endpoint', 'tracker'];
 let failed = 0;
 for (const name of examples) {
   const env = { ...process.env };

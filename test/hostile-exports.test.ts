@@ -46,6 +46,8 @@ const INSTANCES: Record<string, () => unknown> = {
   ApiPromise: () => client.bridge.routes(),
   Page: () => client.bridge.transfers.list({ userId: sim.demo.userId }),
   PartnerSimulator: () => sim,
+  TransferTracker: () => main.createTransferTracker({ client, discover: false }),
+  MemoryTrackerStore: () => new main.MemoryTrackerStore(),
 };
 
 /**

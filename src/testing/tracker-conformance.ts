@@ -1,4 +1,6 @@
 import { deepStrictEqual, equal, ok } from 'node:assert/strict';
+import { readArgs } from '../core/args.js';
+import { ArgumentError } from '../errors/client-errors.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
 import { stateRank } from '../schemas/states.js';
 import { newTrackerRecord } from '../tracker/record.js';
@@ -28,7 +30,12 @@ export interface TrackerStoreConformanceOptions {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const owner = (name: string) => `${name}-${Math.random().toString(36).slice(2, 8)}`;
 
-/** A transfer as the service sends it, in `status`. */
+/**
+ * A transfer as the service sends it, in `status`: a fixture for a store's own tests.
+ *
+ * @example
+ * await store.observe(id, conformanceTransfer(id, 'usr_1', 'delivered'), 4);
+ */
 export function conformanceTransfer(transferId: string, userId: string, status: string): BridgeTransfer {
   const side = {
     chain: 'base',
@@ -108,17 +115,30 @@ export function trackerStoreConformance(
   makeStore: () => TrackerStore | Promise<TrackerStore>,
   options: TrackerStoreConformanceOptions = {},
 ): void {
-  const leaseMs = options.leaseMs ?? 150;
+  const { describe, it, leaseMs, dispose } = readArgs('trackerStoreConformance', () => ({
+    describe: runner.describe,
+    it: runner.it,
+    leaseMs: options?.leaseMs ?? 150,
+    dispose: options?.dispose,
+  }));
+  if (typeof describe !== 'function' || typeof it !== 'function' || typeof makeStore !== 'function') {
+    throw new ArgumentError({
+      where: 'trackerStoreConformance',
+      issues: [
+        { path: '', message: "takes the runner's describe and it, and a function making an empty store" },
+      ],
+    });
+  }
   const test = (name: string, body: (store: TrackerStore) => Promise<void>) =>
-    runner.it(name, async () => {
+    it(name, async () => {
       const store = await makeStore();
       try {
         await body(store);
       } finally {
-        await options.dispose?.(store);
+        await dispose?.(store);
       }
     });
-  runner.describe('TrackerStore conformance', () => {
+  describe('TrackerStore conformance', () => {
     registerTrackAndClaim(test, leaseMs);
     registerFences(test, leaseMs);
     registerObserve(test, leaseMs);

@@ -1,3 +1,4 @@
+import { readArgs } from '../core/args.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
 import type {
@@ -35,11 +36,19 @@ export class MemoryTrackerStore implements TrackerStore {
 
   /** `now` is the store's clock, which leases are compared on (`Date.now` unless a test gives one). */
   constructor(options: { now?: () => number } = {}) {
-    this.#now = options.now ?? Date.now;
+    const now = readArgs('new MemoryTrackerStore', () => options?.now);
+    if (now !== undefined && typeof now !== 'function') {
+      throw new ArgumentError({
+        where: 'new MemoryTrackerStore',
+        issues: [{ path: 'now', message: 'must be a function returning epoch ms' }],
+      });
+    }
+    this.#now = now ?? Date.now;
   }
 
-  async track(record: TrackerRecord, options?: TrackOptions): Promise<boolean> {
-    if (options?.db !== undefined) {
+  async track(given: TrackerRecord, options?: TrackOptions): Promise<boolean> {
+    const record = copyRecord('MemoryTrackerStore.track', given);
+    if (readArgs('MemoryTrackerStore.track', () => options?.db) !== undefined) {
       throw new ArgumentError({
         where: 'MemoryTrackerStore.track',
         issues: [{ path: 'db', message: 'a memory store has no connection to insert through' }],
@@ -47,7 +56,7 @@ export class MemoryTrackerStore implements TrackerStore {
     }
     if (this.#entries.has(record.transferId)) return false;
     this.#entries.set(record.transferId, {
-      record: structuredClone(record),
+      record,
       dueAt: this.#now(),
       fence: 0,
       owner: undefined,
@@ -57,16 +66,18 @@ export class MemoryTrackerStore implements TrackerStore {
     return true;
   }
 
-  async claimDue(request: ClaimDueRequest): Promise<TrackerLease[]> {
+  async claimDue(given: ClaimDueRequest): Promise<TrackerLease[]> {
+    const request = readRequest('MemoryTrackerStore.claimDue', given);
     const now = this.#now();
     const due = [...this.#entries.values()]
       .filter((entry) => !entry.record.final && entry.dueAt <= now && entry.leaseUntil <= now)
       .sort((a, b) => a.dueAt - b.dueAt)
-      .slice(0, Math.max(0, request.limit));
+      .slice(0, Math.max(0, request.limit ?? 0));
     return due.map((entry) => this.#lease(entry, request, now));
   }
 
-  async claim(transferId: string, request: Omit<ClaimDueRequest, 'limit'>): Promise<ClaimOneResult> {
+  async claim(transferId: string, given: Omit<ClaimDueRequest, 'limit'>): Promise<ClaimOneResult> {
+    const request = readRequest('MemoryTrackerStore.claim', given);
     const entry = this.#entries.get(transferId);
     if (!entry) return { outcome: 'unknown' };
     const now = this.#now();
@@ -83,29 +94,39 @@ export class MemoryTrackerStore implements TrackerStore {
   }
 
   /** The entry `lease` still holds: the transfer's latest fence. */
-  #held(lease: TrackerLease): Entry | undefined {
-    const entry = this.#entries.get(lease.record.transferId);
-    return entry && entry.fence === lease.fence && entry.owner === lease.owner ? entry : undefined;
+  #held(where: string, lease: TrackerLease): Entry | undefined {
+    const { transferId, fence, owner } = readArgs(where, () => ({
+      transferId: lease.record.transferId,
+      fence: lease.fence,
+      owner: lease.owner,
+    }));
+    const entry = this.#entries.get(transferId);
+    return entry && entry.fence === fence && entry.owner === owner ? entry : undefined;
   }
 
   async complete(lease: TrackerLease, request: CompleteRequest): Promise<boolean> {
-    const entry = this.#held(lease);
+    const where = 'MemoryTrackerStore.complete';
+    const entry = this.#held(where, lease);
     if (!entry) return false;
     const stored = entry.record;
-    const record = structuredClone(request.record);
+    const record = copyRecord(
+      where,
+      readArgs(where, () => request.record),
+    );
+    const nextReadInMs = readArgs(where, () => Number(request.nextReadInMs) || 0);
     // What the router observed meanwhile is newer than what the holder read: it is kept.
     if (stored.observedRank > record.observedRank) {
       record.observed = stored.observed;
       record.observedRank = stored.observedRank;
     }
     entry.record = record;
-    entry.dueAt = entry.observedDuringLease ? this.#now() : this.#now() + request.nextReadInMs;
+    entry.dueAt = entry.observedDuringLease ? this.#now() : this.#now() + nextReadInMs;
     this.#unlease(entry);
     return true;
   }
 
   async release(lease: TrackerLease, retryInMs: number): Promise<void> {
-    const entry = this.#held(lease);
+    const entry = this.#held('MemoryTrackerStore.release', lease);
     if (!entry) return;
     entry.dueAt = entry.observedDuringLease ? this.#now() : this.#now() + retryInMs;
     this.#unlease(entry);
@@ -121,7 +142,7 @@ export class MemoryTrackerStore implements TrackerStore {
     const entry = this.#entries.get(transferId);
     if (!entry) return;
     if (rank > entry.record.observedRank) {
-      entry.record.observed = structuredClone(observed);
+      entry.record.observed = readArgs('MemoryTrackerStore.observe', () => structuredClone(observed));
       entry.record.observedRank = rank;
     }
     if (entry.record.final) return;
@@ -153,4 +174,25 @@ export class MemoryTrackerStore implements TrackerStore {
     }
     return pruned;
   }
+}
+
+/** A copy of a record handed in: what the store keeps is its own, and a record that cannot be read is an `ArgumentError`. */
+function copyRecord(where: string, record: TrackerRecord): TrackerRecord {
+  const copy = readArgs(where, () => structuredClone(record));
+  if (typeof copy?.transferId !== 'string' || typeof copy.userId !== 'string') {
+    throw new ArgumentError({ where, issues: [{ path: 'record', message: 'must be a TrackerRecord' }] });
+  }
+  return copy;
+}
+
+/** The fields of a claim request, read once. */
+function readRequest(
+  where: string,
+  request: ClaimDueRequest | Omit<ClaimDueRequest, 'limit'>,
+): ClaimDueRequest {
+  return readArgs(where, () => ({
+    owner: String(request.owner),
+    leaseMs: Number(request.leaseMs) || 0,
+    limit: Number((request as ClaimDueRequest).limit) || 0,
+  }));
 }

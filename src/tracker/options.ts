@@ -115,7 +115,7 @@ export interface TransferTrackerOptions {
   batchSize?: number;
   /**
    * Reads this tracker makes at most in any second, list pages included (per process: a fleet of
-   * N makes up to N times as many).
+   * N makes up to N times as many). Below 1, one read per `1 / maxReadsPerSecond` seconds.
    * @default DEFAULTS.tracker.maxReadsPerSecond (10)
    * @example
    * createTransferTracker({ client, maxReadsPerSecond: 5 });
@@ -179,7 +179,11 @@ const trackerOptionsSchema = z.lazy(() =>
     afterExpiryMs: durationMs.optional(),
     leaseMs: durationMs.optional(),
     batchSize: count.max(1_000, 'must be at most 1000').optional(),
-    maxReadsPerSecond: count.optional(),
+    maxReadsPerSecond: z
+      .number({ error: 'must be a number' })
+      .positive('must be positive')
+      .refine(Number.isFinite, 'must be finite')
+      .optional(),
     discover: z
       .union(
         [

@@ -12,15 +12,19 @@ const WINDOW_MS = 1_100;
  * bucket, which lets up to twice the rate through in one second).
  */
 export class ReadLimiter {
+  /** Reads let through per window. */
   readonly #perSecond: number;
+  /** The window: a (padded) second, longer for a rate below one a second (0.5: one read per 2.2 s). */
+  readonly #windowMs: number;
   readonly #sent: number[] = [];
 
   constructor(perSecond: number) {
-    this.#perSecond = perSecond;
+    this.#perSecond = Math.max(1, Math.floor(perSecond));
+    this.#windowMs = (WINDOW_MS * this.#perSecond) / perSecond;
   }
 
   #prune(now: number): void {
-    while (this.#sent.length > 0 && now - this.#sent[0]! >= WINDOW_MS) this.#sent.shift();
+    while (this.#sent.length > 0 && now - this.#sent[0]! >= this.#windowMs) this.#sent.shift();
   }
 
   /** Reads that could start now. */
@@ -39,7 +43,7 @@ export class ReadLimiter {
         this.#sent.push(now);
         return;
       }
-      await pause(this.#sent[0]! + WINDOW_MS - now, signal);
+      await pause(this.#sent[0]! + this.#windowMs - now, signal);
     }
   }
 }

@@ -1,3 +1,4 @@
+import { readArgs } from '../core/args.js';
 import type { TrackerRecord } from './store.js';
 
 /**
@@ -13,9 +14,10 @@ export function newTrackerRecord(params: {
   source: TrackerRecord['source'];
   now: number;
 }): TrackerRecord {
+  const { transferId, userId, source, now } = readArgs('newTrackerRecord', () => ({ ...params }));
   return {
-    transferId: params.transferId,
-    userId: params.userId,
+    transferId,
+    userId,
     observed: null,
     observedRank: -1,
     dispatched: null,
@@ -27,8 +29,8 @@ export function newTrackerRecord(params: {
     intervalMs: 0,
     failures: 0,
     reads: 0,
-    source: params.source,
-    trackedAt: params.now,
-    updatedAt: params.now,
+    source,
+    trackedAt: now,
+    updatedAt: now,
   };
 }

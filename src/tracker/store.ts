@@ -63,6 +63,7 @@ export interface TrackOptions {
   db?: unknown;
 }
 
+/** What `claimDue` (and, without `limit`, `claim`) takes. */
 export interface ClaimDueRequest {
   /** A name for this process, unique in the fleet. */
   owner: string;
@@ -71,6 +72,7 @@ export interface ClaimDueRequest {
   limit: number;
 }
 
+/** What `claim` answers: a lease, or why there is none. */
 export type ClaimOneResult =
   | { outcome: 'claimed'; lease: TrackerLease }
   /** Another owner holds an unexpired lease on it. */
@@ -78,6 +80,7 @@ export type ClaimOneResult =
   /** No record for this transfer. */
   | { outcome: 'unknown' };
 
+/** What `complete` writes. */
 export interface CompleteRequest {
   /** The record as the tracker leaves it. */
   record: TrackerRecord;

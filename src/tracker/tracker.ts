@@ -146,13 +146,7 @@ export class TransferTracker {
    * const { read, dispatched } = await tracker.runOnce({ limit: 50 });
    */
   async runOnce(options: { limit?: number } = {}): Promise<TrackerRound> {
-    const { limit } = parseArgs(
-      z.strictObject({
-        limit: z.int({ error: 'must be a whole number' }).positive('must be positive').optional(),
-      }),
-      options ?? {},
-      'TransferTracker.runOnce',
-    );
+    const { limit } = parseArgs(runOnceOptions, options ?? {}, 'TransferTracker.runOnce');
     const { read, dispatched } = await this.#hold(this.#round(limit ?? this.#settings.batchSize));
     return { read, dispatched };
   }
@@ -212,14 +206,18 @@ export class TransferTracker {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     // Steps still waiting for room to read give their leases back; reads already sent finish.
-    this.#abort.abort();
-    if (this.#inFlight.size === 0) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const bound = new Promise((resolve) => {
-      timer = setTimeout(resolve, this.#settings.leaseMs);
-    });
-    await Promise.race([Promise.allSettled([...this.#inFlight]), bound]);
-    clearTimeout(timer);
+    const stopping = this.#abort;
+    stopping.abort();
+    if (this.#inFlight.size > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const bound = new Promise((resolve) => {
+        timer = setTimeout(resolve, this.#settings.leaseMs);
+      });
+      await Promise.race([Promise.allSettled([...this.#inFlight]), bound]);
+      clearTimeout(timer);
+    }
+    // A `runOnce` or `pollOnce` after `stop()` works as before `start()`.
+    if (this.#abort === stopping) this.#abort = new AbortController();
   }
 
   #context(): StepContext {

@@ -8,11 +8,7 @@ import {
   type TransferTracker,
   type TransferTrackerOptions,
 } from '../../src/index.js';
-import {
-  createPartnerSimulator,
-  type PartnerSimulator,
-  type SimulatorOptions,
-} from '../../src/testing/index.js';
+import { createPartnerSimulator, PartnerSimulator, type SimulatorOptions } from '../../src/testing/index.js';
 
 export const ROUTE = 'base-usdc-to-bsc-usdc';
 
@@ -39,19 +35,25 @@ export interface Harness {
   reads(transferId: string): number;
   /** A transfer submitted through execute (no tracker), left `submitted`. */
   submitted(amount?: string): Promise<string>;
+  /** `count` transfers through `execute({ tracker })`, one after another. */
+  executed(count: number): Promise<string[]>;
   /** A transfer constructed and never signed (`pending`). */
   unsigned(): Promise<string>;
   close(): Promise<void>;
 }
 
+/**
+ * A simulator, a client of it and a tracker on the fast durations. With `baseUrl` (a simulator
+ * given whole, serving over HTTP) the client goes over the network instead of `sim.fetch`.
+ */
 export function harness(
   options: Partial<TransferTrackerOptions> = {},
-  simOptions: SimulatorOptions = {},
-  baseUrl?: (sim: PartnerSimulator) => string,
+  simulator: SimulatorOptions | PartnerSimulator = {},
+  baseUrl?: string,
 ): Harness {
-  const sim = createPartnerSimulator(simOptions);
+  const sim = simulator instanceof PartnerSimulator ? simulator : createPartnerSimulator(simulator);
   const client = new PartnerClient({
-    baseUrl: baseUrl?.(sim) ?? sim.baseUrl,
+    baseUrl: baseUrl ?? sim.baseUrl,
     ...sim.demo.credentials,
     ...(baseUrl ? {} : { fetch: sim.fetch }),
   });
@@ -77,6 +79,15 @@ export function harness(
         signer,
       });
       return transferId;
+    },
+    async executed(count) {
+      const signer = privateKeyToAccount(sim.demo.wallet.privateKey);
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const params = { userId: sim.demo.userId, routeId: ROUTE, amount: '1', signer, tracker };
+        ids.push((await client.bridge.execute(params)).transferId);
+      }
+      return ids;
     },
     async unsigned() {
       const built = await client.bridge.construct({ userId: sim.demo.userId, routeId: ROUTE, amount: '1' });

@@ -144,21 +144,7 @@ describe('createTransferTracker with a callback router', () => {
       },
     );
     await h.tracker.start();
-    const signer = privateKeyToAccount(h.sim.demo.wallet.privateKey);
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      ids.push(
-        (
-          await h.client.bridge.execute({
-            userId: h.userId,
-            routeId: ROUTE,
-            amount: '1',
-            signer,
-            tracker: h.tracker,
-          })
-        ).transferId,
-      );
-    }
+    const ids = await h.executed(5);
     await until(() => h!.finals.length === 5, 'every final');
     for (const id of ids) {
       const states = statesOf(h, id).map(([status]) => status);
@@ -169,5 +155,20 @@ describe('createTransferTracker with a callback router', () => {
     const reads = ids.reduce((sum, id) => sum + h!.reads(id), 0);
     // The figure: one read per transfer (the pending one right after tracking), two at most.
     expect(reads / ids.length).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('createTransferTracker: rounds without start', () => {
+  it('runOnce works before start and after stop, for cron, a queue job or a Lambda', async () => {
+    h = harness();
+    const a = await h.submitted();
+    await h.tracker.track({ userId: h.userId, transferId: a });
+    expect(await h.tracker.runOnce({ limit: 10 })).toEqual({ read: 1, dispatched: 1 });
+    await h.tracker.start();
+    await h.tracker.stop();
+    h.sim.advance(a, 'source_confirmed');
+    h.sim.advance(a, 'delivered');
+    await until(async () => (await h!.tracker.runOnce()).dispatched === 1, 'delivered by a round after stop');
+    expect(statesOf(h, a).at(-1)).toEqual(['delivered', 'submitted']);
   });
 });

@@ -1,6 +1,12 @@
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ArgumentError, createTransferTracker, MemoryTrackerStore, PartnerClient } from '../../src/index.js';
+import {
+  ArgumentError,
+  createTransferTracker,
+  MemoryTrackerStore,
+  PartnerClient,
+  SigningError,
+} from '../../src/index.js';
 import { createPartnerSimulator } from '../../src/testing/index.js';
 import { type Harness, harness, sleep, statesOf, until, wrapStore } from './helpers.js';
 
@@ -87,6 +93,9 @@ describe('createTransferTracker: states in order, once each', () => {
       signMessage: async () => {
         throw new Error('the signing process died');
       },
+      signAuthorization: async () => {
+        throw new Error('the signing process died');
+      },
     };
     await h.tracker.start();
     const failed = h.client.bridge.execute({
@@ -95,8 +104,9 @@ describe('createTransferTracker: states in order, once each', () => {
       amount: '1',
       signer,
       tracker: h.tracker,
+      verify: { expiryMarginMs: 0 }, // a one-second quote, to see it expire
     });
-    await expect(failed).rejects.toThrow();
+    await expect(failed).rejects.toThrow(SigningError);
     await until(() => h!.finals.length === 1, 'expired', 10_000);
     const [final] = h.finals;
     expect(final?.status).toBe('expired');
@@ -154,7 +164,7 @@ describe('createTransferTracker: arguments', () => {
     await expect(tracker.track({ userId: '', transferId: 'brt_1' })).rejects.toThrow(ArgumentError);
     await expect(tracker.track({ userId: 'usr_1' } as never)).rejects.toThrow(ArgumentError);
     await expect(tracker.pollOnce('brt_never_tracked')).rejects.toThrow(ArgumentError);
-    expect(() => tracker.on('finished' as never, () => {})).toThrow(ArgumentError);
+    expect(() => tracker.on('finished' as never, (() => {}) as never)).toThrow(ArgumentError);
     await expect(tracker.runOnce({ limit: 0 })).rejects.toThrow(ArgumentError);
     const signer = privateKeyToAccount(sim.demo.wallet.privateKey);
     await expect(
