@@ -3,7 +3,8 @@
  * with the tracker's default schedule, with and without callbacks. Time is compressed 100-fold
  * (a transfer's second is 10 ms here, and so is each default delay of the schedule), so that a
  * round takes seconds; the counts are what a transfer would cost in real time. The simulator
- * counts the reads (`GET /bridge/transfers/:id`); transfers go through `execute({ tracker })`.
+ * counts the reads (`GET /bridge/transfers/:id`). Each transfer is tracked right after its
+ * `execute` returns, as a partner does who tracks what it sent.
  *
  * A delivered transfer is confirmed on the source chain 15 s after its submit and delivered 45 s
  * later; a refunded one is confirmed, then waits out a 10-minute fill deadline before its refund
@@ -71,13 +72,9 @@ async function round(withCallbacks: boolean): Promise<Record<Fate, number>> {
   const lives: Promise<void>[] = [];
   for (const fate of Object.keys(COUNTS) as Fate[]) {
     for (let i = 0; i < COUNTS[fate]; i++) {
-      const { transferId } = await client.bridge.execute({
-        userId: sim.demo.userId,
-        routeId,
-        amount: '1',
-        signer,
-        tracker,
-      });
+      const userId = sim.demo.userId;
+      const { transferId } = await client.bridge.execute({ userId, routeId, amount: '1', signer });
+      await tracker.track({ userId, transferId });
       fates.set(transferId, fate);
       lives.push(
         (async () => {
@@ -90,7 +87,11 @@ async function round(withCallbacks: boolean): Promise<Record<Fate, number>> {
     }
   }
   await Promise.all(lives);
-  while (finals < fates.size) await sleep(20);
+  const until = Date.now() + 60_000;
+  while (finals < fates.size) {
+    if (Date.now() > until) throw new Error(`${finals} of ${fates.size} transfers reached final in time`);
+    await sleep(20);
+  }
   await tracker.stop();
   sim.close();
   const reads: Record<Fate, number> = { delivered: 0, refunded: 0 };
