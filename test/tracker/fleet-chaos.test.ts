@@ -3,14 +3,8 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresTrackerStore } from '../../src/postgres/index.js';
 import { createRedisTrackerStore } from '../../src/redis/index.js';
-import {
-  POSTGRES_MISSING,
-  POSTGRES_SERVER,
-  type PostgresServer,
-  skipOrFail,
-  startPostgres,
-} from '../helpers/postgres-server.js';
-import { REDIS_MISSING, REDIS_SERVER, type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { POSTGRES_MISSING, POSTGRES_SERVER, skipOrFail, startPostgres } from '../helpers/postgres-server.js';
+import { REDIS_MISSING, REDIS_SERVER, startRedis } from '../helpers/redis-server.js';
 import { type ChaosOptions, type ChaosResult, judge, runChaos } from '../helpers/tracker-fleet.js';
 
 /**
@@ -53,48 +47,46 @@ function expectKept(result: ChaosResult) {
   expect(new Set(result.fates.values())).toEqual(new Set(['delivered', 'refunded', 'failed', 'expired']));
 }
 
-describe.runIf(REDIS_SERVER)('tracker fleet chaos on Redis', () => {
-  let server: RedisServer | undefined;
-  let client: Redis | undefined;
-  afterAll(async () => {
-    client?.disconnect();
-    await server?.stop();
-  });
+/** The chaos on one store: `open` starts its server and answers the parent's store and the workers' env. */
+function chaosOn(
+  name: string,
+  available: boolean,
+  open: (closers: (() => unknown)[]) => Promise<Pick<ChaosOptions, 'store' | 'storeEnv'>>,
+) {
+  describe.runIf(available)(`tracker fleet chaos on ${name}`, () => {
+    const closers: (() => unknown)[] = [];
+    afterAll(async () => {
+      for (const close of closers.reverse()) await close();
+    });
 
-  it('every transfer ends in its true final state, nothing backwards, duplicates only from killed holders', {
-    timeout: 120_000,
-  }, async () => {
-    server = await startRedis();
-    client = new Redis(server.port, '127.0.0.1');
-    const prefix = 'chaos:tracker:';
-    const options: ChaosOptions = {
-      ...SCENARIO,
-      store: createRedisTrackerStore({ client, prefix }),
-      storeEnv: { FLEET_STORE: 'redis', FLEET_STORE_URL: server.url, FLEET_PREFIX: prefix },
-    };
-    expectKept(await runChaos(options));
+    it('every transfer ends in its true final state, nothing backwards, duplicates only from killed holders', {
+      timeout: 120_000,
+    }, async () => {
+      expectKept(await runChaos({ ...SCENARIO, ...(await open(closers)) }));
+    });
   });
+}
+
+chaosOn('Redis', REDIS_SERVER, async (closers) => {
+  const server = await startRedis();
+  closers.push(() => server.stop());
+  const client = new Redis(server.port, '127.0.0.1');
+  closers.push(() => client.disconnect());
+  const prefix = 'chaos:tracker:';
+  return {
+    store: createRedisTrackerStore({ client, prefix }),
+    storeEnv: { FLEET_STORE: 'redis', FLEET_STORE_URL: server.url, FLEET_PREFIX: prefix },
+  };
 });
 
-describe.runIf(POSTGRES_SERVER)('tracker fleet chaos on Postgres', () => {
-  let server: PostgresServer | undefined;
-  let pool: pg.Pool | undefined;
-  afterAll(async () => {
-    await pool?.end();
-    await server?.stop();
-  });
-
-  it('every transfer ends in its true final state, nothing backwards, duplicates only from killed holders', {
-    timeout: 120_000,
-  }, async () => {
-    server = await startPostgres();
-    pool = new pg.Pool({ connectionString: server.url, max: 4 });
-    const schema = 'chaos_tracker';
-    const options: ChaosOptions = {
-      ...SCENARIO,
-      store: createPostgresTrackerStore({ pool, schema }),
-      storeEnv: { FLEET_STORE: 'postgres', FLEET_STORE_URL: server.url, FLEET_PREFIX: schema },
-    };
-    expectKept(await runChaos(options));
-  });
+chaosOn('Postgres', POSTGRES_SERVER, async (closers) => {
+  const server = await startPostgres();
+  closers.push(() => server.stop());
+  const pool = new pg.Pool({ connectionString: server.url, max: 4 });
+  closers.push(() => pool.end());
+  const schema = 'chaos_tracker';
+  return {
+    store: createPostgresTrackerStore({ pool, schema }),
+    storeEnv: { FLEET_STORE: 'postgres', FLEET_STORE_URL: server.url, FLEET_PREFIX: schema },
+  };
 });
