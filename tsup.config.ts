@@ -60,6 +60,7 @@ const entry = {
   index: 'src/index.ts',
   'testing/index': 'src/testing/index.ts',
   'redis/index': 'src/redis/index.ts',
+  'postgres/index': 'src/postgres/index.ts',
 };
 
 const shared: Options = {

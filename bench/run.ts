@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { burst } from './burst.js';
 import { callbacks } from './callbacks.js';
+import { claims } from './claims.js';
 import { fleet } from './fleet.js';
 import { imports } from './imports.js';
 import { table, type Verdict } from './lib.js';
@@ -30,6 +31,7 @@ const all = {
   callbacks,
   package: packageSize,
   fleet,
+  claims,
   trackerClaims,
   trackerReads,
 };

@@ -10,6 +10,7 @@ const entries = [
   ['dist/index.d.ts', 'dist/index.js', 'dist/index.cjs'],
   ['dist/testing/index.d.ts', 'dist/testing/index.js', 'dist/testing/index.cjs'],
   ['dist/redis/index.d.ts', 'dist/redis/index.js', 'dist/redis/index.cjs'],
+  ['dist/postgres/index.d.ts', 'dist/postgres/index.js', 'dist/postgres/index.cjs'],
 ];
 const program = ts.createProgram(
   entries.map(([dts]) => dts),

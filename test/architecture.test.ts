@@ -27,6 +27,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   callbacks: ['schemas', 'errors', 'core', 'http'],
   // The Redis stores implement auth's, callbacks' and the tracker's store contracts (tracker/store.ts), and nothing above them.
   redis: ['schemas', 'errors', 'core', 'auth', 'callbacks', 'tracker'],
+  // The Postgres stores: the same, plus the tracker's store contract.
+  postgres: ['schemas', 'errors', 'core', 'auth', 'callbacks', 'tracker'],
   // The transfer tracker: above the flows (it reads through a client's structural shape), below client.ts.
   tracker: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
   testing: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'tracker'],
@@ -292,8 +294,8 @@ describe('architecture: the folders are the layers (ARCHITECTURE.md)', () => {
     expect(fetches).toEqual([7, 8]);
   });
 
-  it('inside callbacks/ and redis/: no import circle, and nothing there imports the router', () => {
-    const files = ['src/callbacks', 'src/redis'].flatMap((dir) =>
+  it('inside callbacks/, redis/ and postgres/: no import circle, and nothing there imports the router', () => {
+    const files = ['src/callbacks', 'src/redis', 'src/postgres'].flatMap((dir) =>
       sourceFiles(dir).map((path) => path.split('\\').join('/')),
     );
     expect(circles(files).map((circle) => circle.join(' → '))).toEqual([]);

@@ -45,6 +45,21 @@ describe('import cost', () => {
     ).toEqual([]);
   });
 
+  it('the postgres entry loads no driver: it runs on whatever query(text, values) it is given', () => {
+    const loaded = packagesLoadedBy(`
+      const sdk = await import('./src/index.ts');
+      const postgres = await import('./src/postgres/index.ts');
+      const pool = { query: async () => ({ rows: [] }) };
+      postgres.createPostgresTokenStore({ pool });
+      postgres.createPostgresTrackerStore({ pool });
+      sdk.createCallbackRouter({ authenticate: 'none', store: postgres.createPostgresCallbackStore({ pool }) });
+    `);
+    expect(loaded).toContain('zod');
+    expect(
+      loaded.filter((name) => ['pg', 'pg-pool', 'postgres', '@electric-sql/pglite'].includes(name)),
+    ).toEqual([]);
+  });
+
   it('p-retry is loaded by the first retry, not by the import or a call that succeeds at once', () => {
     const script = (failFirst: boolean) => `
       const sdk = await import('./src/index.ts');

@@ -9,7 +9,7 @@ import type {
   TrackerStore,
 } from '../tracker/store.js';
 import { connectionShape, type PostgresQueryable } from './client.js';
-import { connectStore } from './migrations.js';
+import { connectStore, type StoreConnection } from './migrations.js';
 
 /** Options of `createPostgresTrackerStore`. */
 export interface PostgresTrackerStoreOptions {
@@ -41,9 +41,10 @@ const recordSchema = z.lazy(() =>
     updatedAt: epochMs,
   }),
 );
+// A lease is the store's own answer handed back: what identifies it is checked, not the record again.
 const leaseSchema = z.lazy(() =>
   z.looseObject({
-    record: recordSchema,
+    record: z.looseObject({ transferId: nonEmptyString }),
     fence: z.int({ error: 'must be an integer' }),
     owner: nonEmptyString,
   }),
@@ -105,7 +106,14 @@ function toColumns(record: TrackerRecord) {
  */
 export function createPostgresTrackerStore(options: PostgresTrackerStoreOptions): TrackerStore {
   const checked = parseArgs(optionsSchema, options ?? {}, 'createPostgresTrackerStore');
-  const { s, run } = connectStore(checked);
+  const connection = connectStore(checked);
+  return { ...recordOperations(connection), ...leaseOperations(connection) };
+}
+
+type LeaseOperations = Pick<TrackerStore, 'claimDue' | 'claim' | 'complete' | 'release'>;
+
+/** Claims, fenced completion and release: everything that holds or drops a lease. */
+function leaseOperations({ s, run }: StoreConnection): LeaseOperations {
   const lease = (row: Record<string, unknown>, owner: string): TrackerLease => ({
     record: toRecord(row),
     fence: Number(row.fence),
@@ -114,31 +122,6 @@ export function createPostgresTrackerStore(options: PostgresTrackerStoreOptions)
   const leaseSet = `lease_owner = $1, lease_until = now() + $2::double precision * interval '1 millisecond',
                     fence = t.fence + 1, woken = false`;
   return {
-    async track(input, trackOptions) {
-      const record = checkRecord(input, 'PostgresTrackerStore.track');
-      const db = parseArgs(trackOptionsSchema, trackOptions, 'PostgresTrackerStore.track')?.db;
-      const { kept, observed, observedRank } = toColumns(record);
-      const rows = await run(
-        'tracker.track',
-        `insert into ${s}.tracker_records
-           (transfer_id, user_id, record, observed, observed_rank, final, tracked_ms, updated_ms)
-         values ($1, $2, $3::json, $4::json, $5, $6, $7, $8)
-         on conflict (transfer_id) do nothing
-         returning 1 as inserted`,
-        [
-          record.transferId,
-          record.userId,
-          kept,
-          observed,
-          observedRank,
-          record.final,
-          Math.round(record.trackedAt),
-          Math.round(record.updatedAt),
-        ],
-        db,
-      );
-      return rows.length > 0;
-    },
     async claimDue(input) {
       const request = parseArgs(claimSchema, input, 'PostgresTrackerStore.claimDue') as ClaimDueRequest;
       const rows = await run(
@@ -224,6 +207,37 @@ export function createPostgresTrackerStore(options: PostgresTrackerStoreOptions)
          where transfer_id = $1 and fence = $2`,
         [held.record.transferId, held.fence, delay],
       );
+    },
+  };
+}
+
+/** Inserting, observing, reading and pruning records: nothing here takes a lease. */
+function recordOperations({ s, run }: StoreConnection): Omit<TrackerStore, keyof LeaseOperations> {
+  return {
+    async track(input, trackOptions) {
+      const record = checkRecord(input, 'PostgresTrackerStore.track');
+      const db = parseArgs(trackOptionsSchema, trackOptions, 'PostgresTrackerStore.track')?.db;
+      const { kept, observed, observedRank } = toColumns(record);
+      const rows = await run(
+        'tracker.track',
+        `insert into ${s}.tracker_records
+           (transfer_id, user_id, record, observed, observed_rank, final, tracked_ms, updated_ms)
+         values ($1, $2, $3::json, $4::json, $5, $6, $7, $8)
+         on conflict (transfer_id) do nothing
+         returning 1 as inserted`,
+        [
+          record.transferId,
+          record.userId,
+          kept,
+          observed,
+          observedRank,
+          record.final,
+          Math.round(record.trackedAt),
+          Math.round(record.updatedAt),
+        ],
+        db,
+      );
+      return rows.length > 0;
     },
     async observe(transferId, observed, rank) {
       const id = parseArgs(nonEmptyString, transferId, 'PostgresTrackerStore.observe');

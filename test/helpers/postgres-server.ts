@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './redis-server.js';
 
 /**
  * A real PostgreSQL for the Postgres tests: a throwaway cluster made by initdb in a temporary
@@ -66,17 +66,6 @@ export function skipOrFail(available: boolean, missing: string): void {
   if (available) return;
   if (process.env.CI === 'true') throw new Error(`${missing}; CI=true does not allow skipping them`);
   console.warn(missing);
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** A temporary directory the `postgres` user owns. */

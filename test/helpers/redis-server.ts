@@ -23,7 +23,8 @@ export const REDIS_SERVER = spawnSync('redis-server', ['--version'], { encoding:
 export const REDIS_MISSING =
   'Redis tests skipped: redis-server not found (install the Debian package redis-server: apt-get install -y redis-server)';
 
-function freePort(): Promise<number> {
+/** A port free on 127.0.0.1 now, for a server a test starts. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -90,6 +90,7 @@ const SOURCE_ENTRIES: Record<string, string[]> = {
   'partner-s2s-sdk': [join(ROOT, 'src/index.ts')],
   'partner-s2s-sdk/testing': [join(ROOT, 'src/testing/index.ts')],
   'partner-s2s-sdk/redis': [join(ROOT, 'src/redis/index.ts')],
+  'partner-s2s-sdk/postgres': [join(ROOT, 'src/postgres/index.ts')],
 };
 
 /**

@@ -1,0 +1,289 @@
+import { inspect } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { transfer } from '../../fixtures/wire.js';
+import { ArgumentError, type StoredToken } from '../../src/index.js';
+import {
+  createPostgresCallbackStore,
+  createPostgresTokenStore,
+  createPostgresTrackerStore,
+  migratePostgres,
+  PostgresStoreError,
+} from '../../src/postgres/index.js';
+import { trackerStoreConformance } from '../../src/testing/index.js';
+import { deliverToFleet } from '../helpers/callback-fleet.js';
+import {
+  PGBOUNCER,
+  PGBOUNCER_MISSING,
+  type PgbouncerServer,
+  POSTGRES_MISSING,
+  POSTGRES_SERVER,
+  type PostgresServer,
+  skipOrFail,
+  startPgbouncer,
+  startPostgres,
+} from '../helpers/postgres-server.js';
+import { freshSchema, record, sleep } from './records.js';
+
+skipOrFail(POSTGRES_SERVER, POSTGRES_MISSING);
+skipOrFail(PGBOUNCER, PGBOUNCER_MISSING);
+
+const request = (status: string, rank: number, final = false, transferId = 'tr_1') => ({
+  transferId,
+  status,
+  rank,
+  final,
+  ttlMs: 60_000,
+});
+
+const token = (accessToken = 'tok_abc'): StoredToken => ({
+  accessToken,
+  issuedAt: Date.now(),
+  expiresAt: Date.now() + 60_000,
+  scopes: ['bridge:read'],
+});
+
+let server: PostgresServer;
+let bouncer: PgbouncerServer | undefined;
+const pools: pg.Pool[] = [];
+const poolOf = (url: string, max = 10) => {
+  const pool = new pg.Pool({ connectionString: url, max });
+  pool.on('error', () => {});
+  pools.push(pool);
+  return pool;
+};
+
+beforeAll(async () => {
+  if (!POSTGRES_SERVER) return;
+  server = await startPostgres();
+  if (PGBOUNCER) bouncer = await startPgbouncer(server);
+}, 60_000);
+afterAll(async () => {
+  await Promise.all(pools.map((pool) => pool.end().catch(() => {})));
+  await bouncer?.stop();
+  await server?.stop();
+});
+
+/** The suite each way a partner connects: straight to the server, and through PgBouncer in transaction mode. */
+const targets = [
+  { name: 'direct', url: () => server.url, available: POSTGRES_SERVER },
+  {
+    name: 'behind PgBouncer (pool_mode=transaction)',
+    url: () => bouncer!.urlOf(),
+    available: POSTGRES_SERVER && PGBOUNCER,
+  },
+];
+
+for (const target of targets) {
+  describe.runIf(target.available)(`Postgres stores, ${target.name}`, { timeout: 30_000 }, () => {
+    const pool = () => poolOf(target.url());
+
+    trackerStoreConformance({ describe, it }, () =>
+      createPostgresTrackerStore({ pool: pool(), schema: freshSchema() }),
+    );
+
+    it('callback store: claimed, busy, duplicate, stale; release and expiry free the claim', async () => {
+      const store = createPostgresCallbackStore({ pool: pool(), schema: freshSchema() });
+      const a = await store.claim(request('submitted', 1));
+      expect(a).toMatchObject({ outcome: 'claimed', previous: undefined });
+      expect(await store.claim(request('submitted', 1))).toEqual({ outcome: 'busy' });
+      if (a.outcome !== 'claimed') return;
+      await store.release(request('submitted', 1), a.token);
+      const b = await store.claim(request('submitted', 1));
+      if (b.outcome !== 'claimed') throw new Error('expected a claim after release');
+      await store.commit(request('submitted', 1), b.token);
+      expect(await store.claim(request('submitted', 1))).toEqual({
+        outcome: 'duplicate',
+        previous: 'submitted',
+      });
+      const c = await store.claim(request('delivered', 4, true));
+      if (c.outcome !== 'claimed') throw new Error('expected a claim for a later state');
+      expect(c.previous).toBe('submitted');
+      await store.commit(request('delivered', 4, true), c.token);
+      expect(await store.claim(request('source_confirmed', 2))).toEqual({
+        outcome: 'stale',
+        previous: 'delivered',
+      });
+      expect(await store.claim(request('refunded', 6, true))).toEqual({
+        outcome: 'stale',
+        previous: 'delivered',
+      });
+      // A crashed holder: its claim expires on the database's clock and the next delivery takes it.
+      const short = { ...request('submitted', 1, false, 'tr_2'), ttlMs: 20 };
+      expect((await store.claim(short)).outcome).toBe('claimed');
+      await sleep(60);
+      expect((await store.claim(short)).outcome).toBe('claimed');
+    });
+
+    it('callback store: a commit by a claim taken over records nothing', async () => {
+      const store = createPostgresCallbackStore({ pool: pool(), schema: freshSchema() });
+      const short = { ...request('submitted', 1), ttlMs: 20 };
+      const long = { ...short, ttlMs: 60_000 };
+      const first = await store.claim(short);
+      await sleep(60);
+      const second = await store.claim(long);
+      if (first.outcome !== 'claimed' || second.outcome !== 'claimed') throw new Error('expected claims');
+      await store.commit(short, first.token);
+      expect((await store.claim(long)).outcome).toBe('busy');
+      await store.commit(long, second.token);
+      expect((await store.claim(short)).outcome).toBe('duplicate');
+    });
+
+    it('callback store: 16 concurrent claims of one state, on 16 connections, have exactly one winner', async () => {
+      const store = createPostgresCallbackStore({ pool: poolOf(target.url(), 16), schema: freshSchema() });
+      for (let transfer = 0; transfer < 40; transfer++) {
+        const claims = await Promise.all(
+          Array.from({ length: 16 }, () => store.claim(request('submitted', 1, false, `tr_${transfer}`))),
+        );
+        const winners = claims.filter((claim) => claim.outcome === 'claimed');
+        expect(winners).toHaveLength(1);
+        expect(claims.filter((claim) => claim.outcome !== 'claimed').map((claim) => claim.outcome)).toEqual(
+          Array(15).fill('busy'),
+        );
+      }
+    });
+
+    it('callback store: routers sharing it dispatch one delivery once', async () => {
+      const store = createPostgresCallbackStore({ pool: pool(), schema: freshSchema() });
+      const fleet = await deliverToFleet(store, transfer({ transferId: 'tr_fleet', status: 'delivered' }));
+      expect(fleet.dispatched).toBe(1);
+      expect(fleet.statuses.filter((status) => status === 500)).toEqual([]);
+    });
+
+    it('token store: get, set with expiry, delete, and a lock only one holder takes until released or expired', async () => {
+      const store = createPostgresTokenStore({ pool: pool(), schema: freshSchema() });
+      expect(await store.get('k')).toBeUndefined();
+      const kept = token();
+      await store.set('k', kept);
+      expect(await store.get('k')).toEqual(kept);
+      await store.set('k', { ...kept, expiresAt: Date.now() - 1 });
+      expect(await store.get('k')).toEqual(kept);
+      await store.set('short', { ...kept, expiresAt: Date.now() + 40 });
+      await sleep(80);
+      expect(await store.get('short')).toBeUndefined();
+      await store.delete('k');
+      expect(await store.get('k')).toBeUndefined();
+      const first = await store.lock!('k', 10_000);
+      const second = await store.lock!('k', 10_000);
+      expect([first.acquired, second.acquired]).toEqual([true, false]);
+      if (first.acquired) await first.release();
+      const third = await store.lock!('k', 20);
+      expect(third.acquired).toBe(true);
+      await sleep(60);
+      const fourth = await store.lock!('k', 10_000);
+      expect(fourth.acquired).toBe(true);
+      // The expired holder's release leaves the new holder's lock alone.
+      if (third.acquired) await third.release();
+      expect((await store.lock!('k', 10_000)).acquired).toBe(false);
+    });
+  });
+}
+
+describe.runIf(POSTGRES_SERVER)('Postgres stores, on the server itself', { timeout: 30_000 }, () => {
+  it('track(record, { db }) runs on the partner’s transaction: rolled back, no row; committed, the row', async () => {
+    const pool = poolOf(server.url);
+    const store = createPostgresTrackerStore({ pool, schema: freshSchema() });
+    await pool.query('create table if not exists orders (id text primary key)');
+    const db = await pool.connect();
+    try {
+      await db.query('begin');
+      await db.query('insert into orders (id) values ($1)', ['order-1']);
+      expect(await store.track(record('tr_rolled_back'), { db })).toBe(true);
+      await db.query('rollback');
+      await db.query('begin');
+      await db.query('insert into orders (id) values ($1)', ['order-2']);
+      expect(await store.track(record('tr_committed'), { db })).toBe(true);
+      // Not visible outside the transaction until it commits.
+      expect(await store.get('tr_committed')).toBeUndefined();
+      await db.query('commit');
+    } finally {
+      db.release();
+    }
+    expect(await store.get('tr_rolled_back')).toBeUndefined();
+    expect(await store.get('tr_committed')).toMatchObject({ transferId: 'tr_committed' });
+    await expect(store.track(record('tr_x'), { db: {} })).rejects.toThrow(ArgumentError);
+  });
+
+  it('tokens and token locks sit in UNLOGGED tables; the tracker and callback tables are logged', async () => {
+    const pool = poolOf(server.url);
+    const schema = freshSchema();
+    await migratePostgres({ pool, schema });
+    const { rows } = await pool.query(
+      `select c.relname, c.relpersistence from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = $1 and c.relkind = 'r' order by c.relname`,
+      [schema],
+    );
+    expect(Object.fromEntries(rows.map((row) => [row.relname, row.relpersistence]))).toEqual({
+      callback_states: 'p',
+      migrations: 'p',
+      token_locks: 'u',
+      tokens: 'u',
+      tracker_records: 'p',
+    });
+  });
+
+  it('a statement the server refuses is a PostgresStoreError naming no value: no token in message, JSON or inspect', async () => {
+    const pool = poolOf(server.url);
+    const schema = freshSchema();
+    const store = createPostgresTokenStore({ pool, schema });
+    await store.get('k');
+    // A column the token cannot go into: the server's message quotes the value it refused.
+    await pool.query(`alter table ${schema}.tokens alter column value type int using 0`);
+    const error = await store.set('k', token('tok_secret_value')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PostgresStoreError);
+    expect(error).toMatchObject({ operation: 'token.set', sqlstate: '22P02' });
+    for (const shown of [(error as Error).message, JSON.stringify(error), inspect(error, { depth: 5 })]) {
+      expect(shown).not.toContain('tok_secret_value');
+    }
+    expect((error as Error).cause).toBeUndefined();
+  });
+
+  it('a stopped server is a PostgresStoreError, and a statement that cannot run in time fails within timeoutMs', async () => {
+    const own = await startPostgres();
+    const pool = poolOf(own.url);
+    const store = createPostgresTokenStore({ pool, schema: 'partner_s2s', timeoutMs: 300 });
+    await store.set('k', token());
+    // Another session holds the table: the store's statement waits, and the store gives up.
+    const holder = new pg.Client({ connectionString: own.url });
+    await holder.connect();
+    await holder.query('begin; lock table partner_s2s.tokens in access exclusive mode');
+    const blocked = await store.get('k').catch((e: unknown) => e);
+    expect(blocked).toBeInstanceOf(PostgresStoreError);
+    expect(String((blocked as Error).message)).toMatch(/no answer within 300 ms/);
+    await holder.end();
+    await own.stop();
+    const error = await store.set('k', token('tok_secret')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PostgresStoreError);
+    expect(String((error as Error).message)).not.toContain('tok_secret');
+  });
+
+  it('a role without DDL rights uses the stores once migratePostgres has run', async () => {
+    const admin = poolOf(server.url);
+    const schema = freshSchema();
+    await migratePostgres({ pool: admin, schema });
+    await admin.query(`create role ${schema}_app login`);
+    await admin.query(`grant usage on schema ${schema} to ${schema}_app`);
+    await admin.query(
+      `grant select, insert, update, delete on all tables in schema ${schema} to ${schema}_app`,
+    );
+    const app = poolOf(server.url.replace('sdk@', `${schema}_app@`));
+    await expect(app.query(`create table ${schema}.nope (id int)`)).rejects.toThrow(/permission denied/);
+    const tracker = createPostgresTrackerStore({ pool: app, schema });
+    expect(await tracker.track(record('tr_1'))).toBe(true);
+    const tokens = createPostgresTokenStore({ pool: app, schema });
+    await tokens.set('k', token());
+    expect((await tokens.get('k'))?.accessToken).toBe('tok_abc');
+    const callbacks = createPostgresCallbackStore({ pool: app, schema });
+    expect((await callbacks.claim(request('submitted', 1))).outcome).toBe('claimed');
+  });
+
+  it('refuses options that are not as documented, before any statement', () => {
+    const pool = poolOf(server.url);
+    expect(() => createPostgresTrackerStore({ pool: {} as pg.Pool })).toThrow(ArgumentError);
+    expect(() => createPostgresTokenStore({ pool: null as unknown as pg.Pool })).toThrow(ArgumentError);
+    for (const schema of ['Partner', 'pg_x', 'a-b', 'x"; drop table y; --', '', '1abc']) {
+      expect(() => createPostgresCallbackStore({ pool, schema }), schema).toThrow(ArgumentError);
+    }
+    expect(() => createPostgresCallbackStore({ pool, timeoutMs: 0 })).toThrow(ArgumentError);
+  });
+});
