@@ -16,6 +16,8 @@ import { table, type Verdict } from './lib.js';
 import { latency, lists, overhead } from './overhead.js';
 import { packageSize } from './package.js';
 import { tokens } from './tokens.js';
+import { trackerClaims } from './tracker-claims.js';
+import { trackerReads } from './tracker-reads.js';
 import { verifier } from './verifier.js';
 
 const all = {
@@ -30,6 +32,8 @@ const all = {
   package: packageSize,
   fleet,
   claims,
+  trackerClaims,
+  trackerReads,
 };
 const only = process.argv.slice(2);
 if (only.length === 0) {

@@ -25,8 +25,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   // Side layers: the pure on-chain core, and the callback receiver (which reads bodies through http/).
   onchain: ['schemas', 'errors', 'core'],
   callbacks: ['schemas', 'errors', 'core', 'http'],
-  // The Redis stores implement auth's and callbacks' store contracts, and nothing above them.
-  redis: ['schemas', 'errors', 'core', 'auth', 'callbacks'],
+  // The Redis stores implement auth's, callbacks' and the tracker's store contracts (tracker/store.ts), and nothing above them.
+  redis: ['schemas', 'errors', 'core', 'auth', 'callbacks', 'tracker'],
   // The Postgres stores: the same, plus the tracker's store contract.
   postgres: ['schemas', 'errors', 'core', 'auth', 'callbacks', 'tracker'],
   // The transfer tracker: above the flows (it reads through a client's structural shape), below client.ts.

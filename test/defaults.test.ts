@@ -43,6 +43,8 @@ describe('DEFAULTS', () => {
         tokenPrefix: 'partner-s2s:token:',
         callbackPrefix: 'partner-s2s:callback:',
         callbackTtlSeconds: 7 * 86_400,
+        trackerPrefix: 'partner-s2s:tracker:',
+        trackerTimeoutMs: 5_000,
       },
       postgres: { schema: 'partner_s2s', timeoutMs: 10_000 },
       tracker: {

@@ -84,6 +84,8 @@ export const DEFAULTS: {
     readonly tokenPrefix: string;
     readonly callbackPrefix: string;
     readonly callbackTtlSeconds: number;
+    readonly trackerPrefix: string;
+    readonly trackerTimeoutMs: number;
   };
   readonly postgres: {
     readonly schema: string;
@@ -208,6 +210,10 @@ export const DEFAULTS: {
     callbackPrefix: 'partner-s2s:callback:',
     /** How long `createRedisCallbackStore` keeps a transfer's state after its last change: 7 days. */
     callbackTtlSeconds: 7 * 86_400,
+    /** Put before the keys of `createRedisTrackerStore`, which makes it their hash tag unless it has one. */
+    trackerPrefix: 'partner-s2s:tracker:',
+    /** How long an operation of `createRedisTrackerStore` waits for Redis before it fails: 5 s. */
+    trackerTimeoutMs: 5_000,
   }),
   /** The stores of `partner-s2s-sdk/postgres` and `migratePostgres`. */
   postgres: Object.freeze({

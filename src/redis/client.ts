@@ -96,18 +96,33 @@ export const prefixSchema = z.lazy(() =>
   z.string({ error: 'must be a string' }).max(200, 'must be at most 200 characters'),
 );
 
-/** Runs one command on `key` (its first key), turning whatever the client throws into a RedisStoreError. */
+/**
+ * Runs one command on `key` (its first key), turning whatever the client throws into a
+ * RedisStoreError. With `timeoutMs`, a command with no answer by then fails too: a client that lost
+ * its connection may queue commands until it is back, and a store operation must not wait forever.
+ */
 export async function run(
   command: RedisCommand,
   operation: string,
   key: string,
   args: string[],
+  timeoutMs?: number,
 ): Promise<unknown> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    return await command(args, key);
+    const reply = command(args, key);
+    if (timeoutMs === undefined) return await reply;
+    // The late answer or failure of a command given up on is dropped, never left unhandled.
+    reply.catch(() => {});
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs}ms`)), timeoutMs);
+    });
+    return await Promise.race([reply, late]);
   } catch (error) {
     const reason = error instanceof Error ? firstLine(error.message) : 'unknown error';
     throw new RedisStoreError({ operation, reason });
+  } finally {
+    clearTimeout(timer);
   }
 }
 

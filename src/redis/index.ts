@@ -1,6 +1,6 @@
 /**
- * `partner-s2s-sdk/redis`: the token store and the callback store on Redis, for a fleet of
- * processes. Takes a connected client of `redis` (node-redis 5) or `ioredis` 5, on one server or a
+ * `partner-s2s-sdk/redis`: the token store, the callback store and the transfer tracker store on
+ * Redis, for a fleet of processes. Takes a connected client of `redis` (node-redis 5) or `ioredis` 5, on one server or a
  * Redis Cluster; imports neither.
  *
  * @module partner-s2s-sdk/redis
@@ -15,3 +15,4 @@ export {
   RedisStoreError,
 } from './client.js';
 export { createRedisTokenStore, type RedisTokenStoreOptions } from './token-store.js';
+export { createRedisTrackerStore, type RedisTrackerStoreOptions } from './tracker-store.js';
