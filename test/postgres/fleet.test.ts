@@ -69,6 +69,8 @@ describe.runIf(POSTGRES_SERVER)('Postgres stores in a fleet', { timeout: 120_000
   it('8 connections claiming over 20,000 due rows never claim a row twice, and claim every one', async () => {
     const schema = freshSchema();
     const pool = new pg.Pool({ connectionString: server.url, max: 8 });
+    // An idle connection still closing when the server stops reports it on the pool.
+    pool.on('error', () => {});
     try {
       await migratePostgres({ pool, schema });
       const now = Date.now();

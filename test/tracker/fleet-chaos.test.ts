@@ -83,6 +83,7 @@ chaosOn('Postgres', POSTGRES_SERVER, async (closers) => {
   const server = await startPostgres();
   closers.push(() => server.stop());
   const pool = new pg.Pool({ connectionString: server.url, max: 4 });
+  pool.on('error', () => {});
   closers.push(() => pool.end());
   const schema = 'chaos_tracker';
   return {
