@@ -68,13 +68,17 @@ const shared: Options = {
   define: { __SDK_VERSION__: JSON.stringify(version) },
   target: 'node22',
   platform: 'node',
-  // No source maps: they were 40% of the package, and pointed at sources it does not ship. The
-  // build is not minified, and a chunk made of several source files marks where each begins.
+  // No source maps: they were 40% of the package, and pointed at sources it does not ship. Only
+  // whitespace is minified (a seventh of the packed size, which `check:package` holds under
+  // 400 kB): every name is kept, so a stack trace still names the SDK's functions and classes.
   sourcemap: false,
   clean: false,
   splitting: true,
   metafile: true,
   dts: false,
+  esbuildOptions(options) {
+    options.minifyWhitespace = true;
+  },
 };
 
 export default defineConfig([
