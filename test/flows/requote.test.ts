@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ArgumentError, PartnerClient, RequoteExhaustedError, SigningTooSlowError } from '../../src/index.js';
+import {
+  ArgumentError,
+  createTransferTracker,
+  MemoryTrackerStore,
+  PartnerClient,
+  RequoteExhaustedError,
+  SigningTooSlowError,
+} from '../../src/index.js';
 import { CONSTRUCT, requoteSetup, SHORT, scriptedSigner } from '../helpers/requote.js';
 
 describe('bridge.execute with a slow signer, over HTTP against the simulator', () => {
@@ -155,5 +162,31 @@ describe('bridge.execute with a slow signer, over HTTP against the simulator', (
       expect(error, JSON.stringify(options)).toBeInstanceOf(ArgumentError);
     }
     expect(run.sim.requests).toHaveLength(0);
+  });
+});
+
+describe('bridge.execute with requote and a tracker', () => {
+  it('records every intent it builds before signing it, so the one it replaced is followed to its end too', async () => {
+    const run = await requoteSetup();
+    const store = new MemoryTrackerStore();
+    const tracker = createTransferTracker({ client: run.client, store, discover: false });
+    const recordedBeforeSigning: boolean[] = [];
+    const { signer } = scriptedSigner(run.wallet, ['late', 'fast']);
+    const watched = {
+      ...signer,
+      signMessage: async (...args: Parameters<typeof signer.signMessage>) => {
+        const [first, second] = run.built();
+        const id = (second ?? first)!.transferId;
+        recordedBeforeSigning.push((await store.get(id)) !== undefined);
+        return signer.signMessage(...args);
+      },
+    };
+    const result = await run.execute(watched, { requote: { maxAttempts: 2 }, tracker });
+    const [first, second] = run.built();
+    expect(result.transferId).toBe(second!.transferId);
+    expect(recordedBeforeSigning).toEqual([true, true]);
+    // The replaced intent is tracked as well: the tracker will see it expire.
+    expect((await store.get(first!.transferId))?.source).toBe('execute');
+    expect((await store.get(second!.transferId))?.source).toBe('execute');
   });
 });

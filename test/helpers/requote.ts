@@ -56,7 +56,7 @@ export async function requoteSetup(options: { quoteTtlSec?: number } = {}) {
     /** `execute` of 25 on the first route with the short margins, progress recorded; `extra` wins. */
     execute: (
       signer: BridgeSigner,
-      extra: Pick<BridgeExecuteParams, 'requote' | 'signing' | 'verify'> = {},
+      extra: Pick<BridgeExecuteParams, 'requote' | 'signing' | 'verify' | 'tracker'> = {},
       through = client,
     ) => through.bridge.execute({ userId, routeId, amount: '25', signer, ...SHORT, onProgress, ...extra }),
     constructs: () => count(CONSTRUCT),
