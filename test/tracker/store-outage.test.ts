@@ -1,9 +1,10 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { createClient } from 'redis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TrackerError, type TrackerStore } from '../../src/index.js';
 import { createPostgresTrackerStore, PostgresStoreError } from '../../src/postgres/index.js';
-import { createRedisTrackerStore, RedisStoreError } from '../../src/redis/index.js';
+import { createRedisTrackerStore, type RedisClientLike, RedisStoreError } from '../../src/redis/index.js';
 import { createPartnerSimulator } from '../../src/testing/index.js';
 import { POSTGRES_MISSING, POSTGRES_SERVER, skipOrFail, startPostgres } from '../helpers/postgres-server.js';
 import { REDIS_MISSING, REDIS_SERVER, startRedis } from '../helpers/redis-server.js';
@@ -117,24 +118,50 @@ async function scenario(outage: Outage): Promise<void> {
   expect(unhandled).toEqual([]);
 }
 
+/** A Redis client of each kind, connected to `port`, reconnecting by itself after the server is back. */
+const REDIS_CLIENTS: {
+  name: string;
+  connect(port: number): Promise<{ client: RedisClientLike; close(): unknown }>;
+}[] = [
+  {
+    // Its default retryStrategy reconnects and its offline queue holds commands meanwhile.
+    name: 'ioredis',
+    async connect(port) {
+      const client = new Redis(port, '127.0.0.1');
+      client.on('error', () => {});
+      return { client, close: () => client.disconnect() };
+    },
+  },
+  {
+    // Its default reconnectStrategy reconnects (backing off to 2 s) unless a socket timeout ended it.
+    name: 'node-redis',
+    async connect(port) {
+      const client = createClient({ url: `redis://127.0.0.1:${port}` });
+      client.on('error', () => {});
+      await client.connect();
+      return { client, close: () => client.destroy() };
+    },
+  },
+];
+
 describe.runIf(REDIS_SERVER)('tracker store outage on Redis', () => {
-  it('redis-server stopped for 10 s: error events, nothing lost, every final once it is back', {
-    timeout: 60_000,
-  }, async () => {
-    const server = await startRedis({ durable: true });
-    closers.push(() => server.stop());
-    // ioredis reconnects by itself (its default retryStrategy) and queues commands meanwhile;
-    // the store's own timeout is what bounds each operation.
-    const client = new Redis(server.port, '127.0.0.1');
-    client.on('error', () => {});
-    closers.push(() => client.disconnect());
-    await scenario({
-      store: createRedisTrackerStore({ client, prefix: 'outage:tracker:' }),
-      storeError: RedisStoreError,
-      halt: () => server.halt(),
-      resume: () => server.resume(),
+  for (const kind of REDIS_CLIENTS) {
+    it(`redis-server stopped for 10 s under ${kind.name}: error events, nothing lost, every final once it is back`, {
+      timeout: 60_000,
+    }, async () => {
+      const server = await startRedis({ durable: true });
+      closers.push(() => server.stop());
+      const { client, close } = await kind.connect(server.port);
+      closers.push(close);
+      // The store's own timeout bounds each operation while the client waits for the server.
+      await scenario({
+        store: createRedisTrackerStore({ client, prefix: 'outage:tracker:' }),
+        storeError: RedisStoreError,
+        halt: () => server.halt(),
+        resume: () => server.resume(),
+      });
     });
-  });
+  }
 });
 
 describe.runIf(POSTGRES_SERVER)('tracker store outage on Postgres', () => {
