@@ -18,6 +18,10 @@ export interface PostgresServer {
   /** A connection string to `database` on this server (see `createDatabase`). */
   urlOf(database: string): string;
   stop(): Promise<void>;
+  /** Stops the server (a fast shutdown), keeping its port and its data directory for `resume`. */
+  halt(): Promise<void>;
+  /** Starts the server again on the same port and data directory, after `halt`. */
+  resume(): Promise<void>;
 }
 
 export interface PgbouncerServer {
@@ -75,12 +79,11 @@ function ownedDir(prefix: string): string {
   return dir;
 }
 
-/** Spawns `command` as the `postgres` user, waits for `ready` in its output, and stops it by pid. */
+/** Spawns `command` as the `postgres` user, waits for `ready` in its output; answers how to stop it. */
 async function runServer(
   command: string,
   args: string[],
   ready: string,
-  dir: string,
   stopSignal: NodeJS.Signals,
 ): Promise<() => Promise<void>> {
   const child: ChildProcess = spawn(command, args, {
@@ -102,13 +105,19 @@ async function runServer(
   const orphan = () => child.kill('SIGQUIT');
   process.once('exit', orphan);
   child.once('exit', () => process.off('exit', orphan));
-  let stopped: Promise<void> | undefined;
-  return () => {
-    stopped ??= new Promise<void>((resolve) => {
+  return () =>
+    new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve();
       child.once('exit', () => resolve());
       child.kill(stopSignal);
-    }).then(() => rmSync(dir, { recursive: true, force: true }));
+    });
+}
+
+/** `halt` once for good, then the directory removed; the same promise to every caller. */
+function stopOnce(halt: () => Promise<void>, dir: string): () => Promise<void> {
+  let stopped: Promise<void> | undefined;
+  return () => {
+    stopped ??= halt().then(() => rmSync(dir, { recursive: true, force: true }));
     return stopped;
   };
 }
@@ -138,15 +147,21 @@ export async function startPostgres(): Promise<PostgresServer> {
   const args = ['-D', data, '-p', String(port), '-k', dir];
   for (const [name, value] of Object.entries(settings)) args.push('-c', `${name}=${value}`);
   // SIGINT: the fast shutdown, which ends the sessions and stops without waiting for clients.
-  const stop = await runServer(
-    join(BIN, 'postgres'),
-    args,
-    'database system is ready to accept connections',
-    dir,
-    'SIGINT',
-  );
+  const run = () =>
+    runServer(join(BIN!, 'postgres'), args, 'database system is ready to accept connections', 'SIGINT');
+  let halt = await run();
+  const stop = stopOnce(() => halt(), dir);
   const urlOf = (database: string) => `postgres://sdk@127.0.0.1:${port}/${database}`;
-  return { port, url: urlOf('postgres'), urlOf, stop };
+  return {
+    port,
+    url: urlOf('postgres'),
+    urlOf,
+    stop,
+    halt: () => halt(),
+    async resume() {
+      halt = await run();
+    },
+  };
 }
 
 /** A PgBouncer in `pool_mode = transaction` in front of `server`, on a free port of 127.0.0.1. */
@@ -175,6 +190,6 @@ export async function startPgbouncer(server: PostgresServer): Promise<PgbouncerS
     ].join('\n'),
   );
   if (USER) for (const file of [users, ini]) chownSync(file, USER.uid, USER.gid);
-  const stop = await runServer('pgbouncer', [ini], 'process up', dir, 'SIGINT');
+  const stop = stopOnce(await runServer('pgbouncer', [ini], 'process up', 'SIGINT'), dir);
   return { port, urlOf: (database = 'postgres') => `postgres://sdk@127.0.0.1:${port}/${database}`, stop };
 }

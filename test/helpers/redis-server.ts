@@ -11,11 +11,17 @@ import { Redis } from 'ioredis';
  * With `cluster: true` it runs in cluster mode as a one-node cluster holding every slot (what a
  * one-shard ElastiCache or MemoryDB cluster is to a client): commands whose keys hash to different
  * slots are refused with CROSSSLOT, as on a cluster of many shards.
+ * With `durable: true` it keeps an append-only file, so `halt` and `resume` stop the server and
+ * start it again on the same port with the same data, as a restarted or failed-over Redis.
  */
 export interface RedisServer {
   port: number;
   url: string;
   stop(): Promise<void>;
+  /** Stops the server process (SIGTERM), keeping its port and its directory for `resume`. */
+  halt(): Promise<void>;
+  /** Starts the server again on the same port and directory, after `halt`. */
+  resume(): Promise<void>;
 }
 
 /** Whether redis-server is installed; without it the Redis tests skip (and fail under CI=true). */
@@ -35,26 +41,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startRedis(options: { cluster?: boolean } = {}): Promise<RedisServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'redis-test-'));
-  const port = await freePort();
-  const args = [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-    '--dir',
-    dir,
-  ];
-  if (options.cluster) {
-    // The cluster bus listens on port + 10000: a free port above 55535 has none, so ask for another.
-    args.push('--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'));
-    args.push('--cluster-announce-ip', '127.0.0.1', '--cluster-port', String(await freePort()));
-  }
+/** Spawns redis-server with `args`, resolving once it accepts connections; answers how to stop it. */
+async function spawnRedis(args: string[]): Promise<() => Promise<void>> {
   const child: ChildProcess = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     let out = '';
@@ -68,17 +56,42 @@ export async function startRedis(options: { cluster?: boolean } = {}): Promise<R
   const orphan = () => child.kill('SIGKILL');
   process.once('exit', orphan);
   child.once('exit', () => process.off('exit', orphan));
+  return () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+}
+
+export async function startRedis(
+  options: { cluster?: boolean; durable?: boolean } = {},
+): Promise<RedisServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'redis-test-'));
+  const port = await freePort();
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir];
+  // Every write in the file before it is answered: what a halted server had, a resumed one has.
+  args.push(
+    ...(options.durable ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
+  );
+  if (options.cluster) {
+    // The cluster bus listens on port + 10000: a free port above 55535 has none, so ask for another.
+    args.push('--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'));
+    args.push('--cluster-announce-ip', '127.0.0.1', '--cluster-port', String(await freePort()));
+  }
+  let halt = await spawnRedis(args);
   let stopped: Promise<void> | undefined;
   const server: RedisServer = {
     port,
     url: `redis://127.0.0.1:${port}`,
     stop() {
-      stopped ??= new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }).then(() => rmSync(dir, { recursive: true, force: true }));
+      stopped ??= halt().then(() => rmSync(dir, { recursive: true, force: true }));
       return stopped;
+    },
+    halt: () => halt(),
+    async resume() {
+      if (stopped) throw new Error('redis-server was stopped for good');
+      halt = await spawnRedis(args);
     },
   };
   try {
