@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { durationMs } from '../core/args.js';
 import { PartnerError } from '../errors/base.js';
+import { settleWithin } from '../http/abort.js';
 
 /**
  * What the stores use of a Postgres connection: one `query(text, values)` answering `{ rows }`.
@@ -121,26 +122,19 @@ export async function runQuery(
   text: string,
   values?: unknown[],
 ): Promise<Record<string, unknown>[]> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
   const answer = (async () => (values === undefined ? db.query(text) : db.query(text, values)))();
-  // Once the bound has passed, a late failure is nobody's to handle.
-  answer.catch(() => {});
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new PostgresStoreError({
-            operation,
-            sqlstate: undefined,
-            reason: `no answer within ${timeoutMs} ms`,
-          }),
-        ),
-      timeoutMs,
-    );
-    timer.unref?.();
-  });
   try {
-    const result = await Promise.race([answer, late]);
+    // Once the bound has passed, a late answer or failure is dropped, never left unhandled.
+    const result = await settleWithin(
+      answer,
+      timeoutMs,
+      () =>
+        new PostgresStoreError({
+          operation,
+          sqlstate: undefined,
+          reason: `no answer within ${timeoutMs} ms`,
+        }),
+    );
     // A script of several statements answers one result each (pg), none of which is asked for.
     if (Array.isArray(result)) return [];
     const rows = (result as { rows?: unknown } | undefined)?.rows;
@@ -155,7 +149,5 @@ export async function runQuery(
   } catch (error) {
     if (error instanceof PostgresStoreError) throw error;
     throw storeError(operation, error, values ?? []);
-  } finally {
-    clearTimeout(timer);
   }
 }

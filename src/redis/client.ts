@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { PartnerError } from '../errors/base.js';
+import { settleWithin } from '../http/abort.js';
 
 /**
  * What the adapters use of a node-redis 5 client (`createClient().connect()`): `sendCommand(args)`.
@@ -106,24 +107,27 @@ export async function run(
   operation: string,
   key: string,
   args: string[],
-  timeoutMs?: number,
+  timeoutMs = Number.POSITIVE_INFINITY,
 ): Promise<unknown> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    const reply = command(args, key);
-    if (timeoutMs === undefined) return await reply;
-    // The late answer or failure of a command given up on is dropped, never left unhandled.
-    reply.catch(() => {});
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs}ms`)), timeoutMs);
+  const failed = (error: unknown) =>
+    new RedisStoreError({
+      operation,
+      reason: error instanceof Error ? firstLine(error.message) : 'unknown error',
     });
-    return await Promise.race([reply, late]);
+  let reply: Promise<unknown>;
+  try {
+    reply = command(args, key);
   } catch (error) {
-    const reason = error instanceof Error ? firstLine(error.message) : 'unknown error';
-    throw new RedisStoreError({ operation, reason });
-  } finally {
-    clearTimeout(timer);
+    throw failed(error);
   }
+  // The late answer or failure of a command given up on is dropped, never left unhandled.
+  return settleWithin(
+    reply,
+    timeoutMs,
+    () => new RedisStoreError({ operation, reason: `no answer within ${timeoutMs}ms` }),
+    undefined,
+    failed,
+  );
 }
 
 function firstLine(message: string): string {

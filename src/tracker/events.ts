@@ -4,6 +4,7 @@ import { quiet } from '../core/isolate.js';
 import type { Logger } from '../core/logger.js';
 import { TrackerError } from '../errors/tracker-errors.js';
 import type { WaitPhase } from '../flows/wait.js';
+import { settleWithin } from '../http/abort.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
 import type { TransferStatus } from '../schemas/states.js';
 
@@ -87,20 +88,17 @@ export class TrackerEvents {
   #bounded(result: unknown, event: string, transferId: string): Promise<unknown> {
     if (typeof (result as { then?: unknown } | null | undefined)?.then !== 'function')
       return Promise.resolve();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise((_, reject) => {
-      timer = setTimeout(() => {
-        quiet(result);
-        reject(
-          new TrackerError({
-            stage: 'listener',
-            transferId,
-            message: `a '${event}' listener of ${transferId} did not settle within ${this.#boundMs} ms`,
-          }),
-        );
-      }, this.#boundMs);
-    });
-    return Promise.race([Promise.resolve(result), timeout]).finally(() => clearTimeout(timer));
+    // What the listener does after its bound is dropped, a late rejection too.
+    return settleWithin(
+      result as PromiseLike<unknown>,
+      this.#boundMs,
+      () =>
+        new TrackerError({
+          stage: 'listener',
+          transferId,
+          message: `a '${event}' listener of ${transferId} did not settle within ${this.#boundMs} ms`,
+        }),
+    );
   }
 
   /** Calls the listeners of `event` without waiting for them. */

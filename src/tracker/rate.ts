@@ -1,4 +1,5 @@
 import { AbortError } from '../errors/client-errors.js';
+import { sleep } from '../http/abort.js';
 
 /**
  * Counts a second as this long: a read is counted by the service when it arrives, and two reads
@@ -43,20 +44,11 @@ export class ReadLimiter {
         this.#sent.push(now);
         return;
       }
-      await pause(this.#sent[0]! + this.#windowMs - now, signal);
+      await sleep(
+        Math.max(1, this.#sent[0]! + this.#windowMs - now),
+        signal,
+        () => new AbortError({ cause: signal.reason }),
+      );
     }
   }
-}
-
-/** Sleeps `ms`, or less when `signal` fires. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, Math.max(1, ms));
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
