@@ -26,6 +26,7 @@ import { redactor } from './errors/redact.js';
 import { Bridge } from './flows/bridge.js';
 import { SigningTimes } from './flows/signing.js';
 import { IntentMemory } from './flows/submit.js';
+import { globalFetch } from './http/ky.js';
 import { Tracing } from './http/tracing.js';
 import { type FetchLike, Transport } from './http/transport.js';
 import { type Api, callEndpoint, ENDPOINTS } from './resources/endpoints.js';
@@ -165,8 +166,7 @@ export class PartnerClient {
         clientAuth: config.clientAuth ?? DEFAULTS.clientAuth,
         scope,
       } as const;
-      // Looked up at each call, not now: a test may replace the global fetch after the client is made.
-      const fetch: FetchLike = config.fetch ?? ((url, init) => globalThis.fetch(url, init));
+      const fetch: FetchLike = config.fetch ?? globalFetch;
       const secrets = secretForms(config.clientId, config.clientSecret);
       tracing = new Tracing(config.tracing ?? DEFAULTS.tracing, baseUrl);
       transport = makeTransport({ baseUrl, fetch, secrets }, tracing);

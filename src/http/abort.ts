@@ -28,13 +28,18 @@ type OnEnd = (reason: unknown) => void;
  * const deadline = new Deadline(5_000, options.signal, { timedOut, aborted });
  * try { return await deadline.race(work()); } finally { deadline.clear(); }
  */
-export class Deadline {
+export class Deadline implements Wait {
+  /** Its place on the shared timer (see `Wait`): ten thousand deadlines, one timer. */
+  readonly endsAt: number;
+  waiting = false;
+  prev: Wait | undefined;
+  next: Wait | undefined;
   #controller: AbortController | undefined;
   #over = false;
   #reason: unknown;
   readonly #errors: DeadlineErrors;
   readonly #caller: AbortSignal | undefined;
-  readonly #endsAt: number;
+  /** Its own timer, for a deadline that must not keep the process alive (`unref`). */
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** One waiter in the field itself (the usual case), more in an array. */
   #waiting: OnEnd | OnEnd[] | undefined;
@@ -50,7 +55,8 @@ export class Deadline {
     { unref = false }: { unref?: boolean } = {},
   ) {
     this.#errors = errors;
-    this.#endsAt = performance.now() + ms;
+    const now = performance.now();
+    this.endsAt = now + ms;
     if (signal?.aborted) {
       this.#stop(errors.aborted());
       return;
@@ -59,19 +65,24 @@ export class Deadline {
       this.#stop(errors.timedOut());
       return;
     }
-    if (Number.isFinite(ms)) {
-      this.#timer = setTimeout(Deadline.#expire, ms, this);
-      if (unref) this.#timer.unref?.();
-    }
+    if (unref) {
+      if (Number.isFinite(ms)) this.#timer = setTimeout(Deadline.#expire, ms, this);
+      this.#timer?.unref?.();
+    } else if (Number.isFinite(ms)) add(this, now);
     if (signal) {
       this.#caller = signal;
       signal.addEventListener('abort', this, { once: true });
     }
   }
 
-  /** The timer's one function, for every deadline. */
+  /** The own timer's one function, for every deadline that has one. */
   static #expire(deadline: Deadline): void {
-    deadline.#stop(deadline.#errors.timedOut());
+    deadline.end();
+  }
+
+  /** Its time is up (the shared timer's call). */
+  end(): void {
+    this.#stop(this.#errors.timedOut());
   }
 
   /** The caller's signal aborted: the deadline listens to it as an object, not through a closure. */
@@ -117,7 +128,7 @@ export class Deadline {
 
   /** What is left of its time, in milliseconds; 0 once over. */
   remainingMs(): number {
-    return this.#over ? 0 : Math.max(0, this.#endsAt - performance.now());
+    return this.#over ? 0 : Math.max(0, this.endsAt - performance.now());
   }
 
   /** Resolves once the deadline ends, whichever way; never once it is cleared. */
@@ -143,8 +154,11 @@ export class Deadline {
 
   /** Disarms the timer and the caller's listener; the deadline no longer ends by itself. */
   clear(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    remove(this);
     this.#waiting = undefined;
     this.#caller?.removeEventListener('abort', this);
   }
@@ -185,7 +199,7 @@ export async function sleep(
 /** One wait on the shared timer: when it is due, what ends it then, and its place in the list. */
 interface Wait {
   readonly endsAt: number;
-  readonly end: () => void;
+  end(): void;
   waiting: boolean;
   prev: Wait | undefined;
   next: Wait | undefined;
@@ -213,9 +227,11 @@ function arm(at: number, now: number): void {
 }
 
 function expire(): void {
+  // The timer was armed for `armedAt`: that time has come by the timers' clock, whatever
+  // `performance.now()` says (a test's fake timers move one and not the other).
+  const now = Math.max(performance.now(), armedAt);
   timer = undefined;
   armedAt = Number.POSITIVE_INFINITY;
-  const now = performance.now();
   const due: Wait[] = [];
   let next = Number.POSITIVE_INFINITY;
   for (let wait = first; wait !== undefined; wait = wait.next) {

@@ -90,14 +90,53 @@ export interface AdapterInput {
   broken(cause: unknown): Error;
 }
 
+/** The runtime's own fetch, as the SDK's module found it. */
+const runtimeFetch: typeof globalThis.fetch | undefined = globalThis.fetch;
+
 /**
- * ky's `fetch`: turns the `Request` ky built (its URL with prefix and query, its headers) back
- * into a URL string and a plain init for the caller's fetch, within the attempt's deadline. The
- * deadline does not rely on fetch honouring the signal: a fetch that ignores it still ends the
- * attempt on time.
+ * The client's fetch when the partner gives none: the global one, looked up at each call (a test
+ * may replace it after the client is made).
+ */
+export const globalFetch: FetchLike = (url, init) => globalThis.fetch(url, init);
+
+/** No fetch options: one object for every attempt without any. */
+export const NO_FETCH_OPTIONS: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/**
+ * The runtime's fetch takes the `Request` ky built as it is (URL, method, headers, body, redirect)
+ * and ends with the signal, as the Fetch standard says: no second parse of the URL, no copy of
+ * the headers, no race. Each call in flight holds that much less. The caller's `fetchOptions` go
+ * under the request's own fields.
+ */
+function runtimeAdapter(
+  fetch: typeof globalThis.fetch,
+  request: Request,
+  attempt: AdapterInput,
+): Promise<Response> {
+  const signal = attempt.deadline.signal;
+  const { fetchOptions } = attempt;
+  if (fetchOptions === NO_FETCH_OPTIONS) return fetch(request, { signal });
+  return fetch(request, {
+    ...fetchOptions,
+    method: request.method,
+    headers: request.headers,
+    // The request's own body: a `body` among the fetch options would replace it.
+    body: null,
+    redirect: 'manual',
+    signal,
+  });
+}
+
+/**
+ * ky's `fetch`: with the runtime's own fetch, the `Request` as ky built it; with any other (the
+ * partner's, undici's own, a test's), that `Request` turned back into a URL string and a plain init,
+ * within the attempt's deadline. That deadline does not rely on such a fetch honouring the signal:
+ * one that ignores it still ends the attempt on time.
  */
 function adapter(request: Request, options: { [ATTEMPT]: AdapterInput }): Promise<Response> {
   const attempt = options[ATTEMPT];
+  const fetch = globalThis.fetch;
+  if (attempt.fetch === globalFetch && fetch === runtimeFetch) return runtimeAdapter(fetch, request, attempt);
   const { body, deadline } = attempt;
   const init: Record<string, unknown> = {
     ...attempt.fetchOptions,
@@ -137,8 +176,24 @@ function failure(attempt: AdapterInput, error: unknown, pending: Promise<unknown
     },
     () => {},
   );
+  return fetchFailure(attempt, error);
+}
+
+/**
+ * What a rejected fetch becomes: the SDK's errors as they are, the deadline's, or a broken
+ * connection with the cause that says why (undici's `TypeError: fetch failed` and ky's
+ * `NetworkError` around it are wrappings).
+ */
+export function fetchFailure(attempt: AdapterInput, error: unknown): unknown {
   if (isPartnerError(error)) return error;
   if (attempt.deadline.over) return attempt.deadline.reason;
-  // undici wraps network failures as `TypeError: fetch failed` with the cause that says why.
-  return attempt.broken(error instanceof TypeError && error.cause !== undefined ? error.cause : error);
+  let cause = error;
+  if (
+    cause instanceof Error &&
+    cause.name === 'NetworkError' &&
+    'request' in cause &&
+    cause.cause !== undefined
+  )
+    cause = cause.cause;
+  return attempt.broken(cause instanceof TypeError && cause.cause !== undefined ? cause.cause : cause);
 }

@@ -4,7 +4,6 @@ import type { ResponseSink } from '../core/api-promise.js';
 import type { ClientEvents } from '../core/events.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { ApiError } from '../errors/api-error.js';
-import { isPartnerError } from '../errors/base.js';
 import {
   AbortError,
   ConnectionError,
@@ -15,7 +14,7 @@ import { type Redact, redactor, safeCause } from '../errors/redact.js';
 import { Deadline, type DeadlineErrors } from './abort.js';
 import { readText } from './body.js';
 import { DataCall } from './call.js';
-import { type AdapterInput, ATTEMPT, KyClient } from './ky.js';
+import { type AdapterInput, ATTEMPT, fetchFailure, KyClient, NO_FETCH_OPTIONS } from './ky.js';
 import { type RetryHooks, type RetryPolicy, retried, withRetries } from './retry.js';
 import type { DataRequest, Exchange, FetchLike, RawResponse, RequestHook } from './types.js';
 
@@ -55,9 +54,6 @@ export interface TransportConfig {
   /** Decorates each data call's hook around the caller's (tracing: `Tracing.wrap`). */
   wrapHook?: (hook: RequestHook) => RequestHook;
 }
-
-/** No fetch options: one object for every call without any. */
-const NONE: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** Names of headers whose values are credentials: an API key, a proxy's Basic, a cookie. */
 const CREDENTIAL_HEADER = /auth|token|secret|cookie|passw|api-?key|session|credential|signature/i;
@@ -101,37 +97,123 @@ class AttemptErrors implements DeadlineErrors {
 
 /**
  * One attempt as ky's fetch adapter and the body reader see it, carried to the adapter in the
- * request's options: its errors are its methods, so that an attempt in flight holds no closure.
+ * request's options, and what the transport notes of it as it goes (its status, its request id, its
+ * failure): its errors are its methods and its state its fields, so that an attempt in flight holds
+ * no closure and its suspended `exchange` few registers.
  */
 class Attempt implements AdapterInput {
-  readonly fetch: FetchLike;
   readonly fetchOptions: Readonly<Record<string, unknown>>;
   readonly deadline: Deadline;
+  status: number | undefined;
+  requestId: string | undefined;
+  failure: unknown;
   readonly #transport: Transport;
+  readonly #config: TransportConfig;
   readonly #request: Exchange;
   readonly #label: string;
+  readonly #number: number;
+  /** The deadline was made for this attempt alone: it ends with it. */
+  readonly #own: boolean;
+  readonly #sink: ResponseSink | undefined;
+  readonly #started = performance.now();
 
   constructor(
     transport: Transport,
     config: TransportConfig,
     request: Exchange,
-    label: string,
-    deadline: Deadline,
+    number: number,
     options: RequestOptions | undefined,
+    label: string,
+    given: Deadline | undefined,
+    sink: ResponseSink | undefined,
   ) {
     this.#transport = transport;
+    this.#config = config;
     this.#request = request;
+    this.#number = number;
     this.#label = label;
-    this.deadline = deadline;
-    this.fetch = config.fetch;
+    this.#own = !given;
+    this.#sink = sink;
+    this.deadline = given ?? transport.deadline(request.method, label, options);
     // Merged only when the call brings its own: every attempt in flight holds what it is given.
     this.fetchOptions = options?.fetchOptions
       ? { ...config.fetchOptions, ...options.fetchOptions }
-      : (config.fetchOptions ?? NONE);
+      : (config.fetchOptions ?? NO_FETCH_OPTIONS);
+  }
+
+  get fetch(): FetchLike {
+    return this.#config.fetch;
   }
 
   get body(): string | undefined {
     return this.#request.body;
+  }
+
+  /**
+   * The attempt starts, unless its deadline is over already: from here on the request may reach
+   * the service (a submit's outcome is no longer known).
+   */
+  begin(): void {
+    if (this.deadline.over) {
+      if (this.#own) this.deadline.clear();
+      throw this.deadline.reason;
+    }
+    const request = this.#request;
+    request.onSent?.();
+    const { events } = this.#config;
+    if (events.listenerCount('request') > 0)
+      events.emit('request', { method: request.method, path: this.#label, attempt: this.#number });
+  }
+
+  /**
+   * The answer's head came: its status, and its request id, which goes to events, logs, spans and
+   * errors, where a server that echoes the request in it must not put the bearer token.
+   */
+  received(response: Response): void {
+    this.status = response.status;
+    const sentId = response.headers.get('x-request-id') ?? undefined;
+    this.requestId = sentId === undefined ? undefined : this.#transport.redaction(this.#request)(sentId);
+  }
+
+  /** The answer read whole (`undefined` past `maxResponseBytes`), reported to the call's sink. */
+  answered(response: Response, text: string | undefined): RawResponse {
+    const { status } = response;
+    const { requestId } = this;
+    if (text === undefined && status >= 200 && status < 300) {
+      const { maxResponseBytes } = this.#config;
+      throw new ResponseValidationError({
+        method: this.#request.method,
+        path: this.#label,
+        status,
+        issues: [{ path: '', message: `the body is longer than maxResponseBytes (${maxResponseBytes})` }],
+      });
+    }
+    this.#sink?.(response, requestId);
+    let headers = response.headers;
+    if (requestId !== (headers.get('x-request-id') ?? undefined)) {
+      headers = new Headers(headers);
+      headers.set('x-request-id', requestId as string);
+    }
+    // An oversized error page is dropped: the status alone still types the error.
+    return { status, headers, text: text ?? '' };
+  }
+
+  /** The attempt is over, whichever way: its own deadline cleared, the `response` event told. */
+  end(): void {
+    if (this.#own) this.deadline.clear();
+    const { events } = this.#config;
+    if (events.listenerCount('response') > 0) {
+      const failure = this.failure;
+      events.emit('response', {
+        method: this.#request.method,
+        path: this.#label,
+        attempt: this.#number,
+        status: this.status,
+        elapsedMs: Math.round(performance.now() - this.#started),
+        requestId: this.requestId,
+        error: failure instanceof Error ? failure.name : undefined,
+      });
+    }
   }
 
   /**
@@ -157,10 +239,9 @@ class Attempt implements AdapterInput {
 
   /** What a rejected send becomes: the SDK's errors as they are, the deadline's, or a broken connection. */
   failed(error: unknown): unknown {
-    if (isPartnerError(error)) return error;
-    if (this.deadline.over) return this.deadline.reason;
-    // ky refused to build the request (a header value fetch would refuse too).
-    return this.broken(error);
+    // ky refused to build the request (a header value fetch would refuse too), or the runtime's
+    // fetch, which the adapter hands on unwrapped, rejected.
+    return fetchFailure(this, error);
   }
 }
 
@@ -234,66 +315,26 @@ export class Transport {
     given?: Deadline,
     sink?: ResponseSink,
   ): Promise<RawResponse> {
-    const deadline = given ?? this.deadline(request.method, label, options);
-    if (deadline.over) {
-      if (!given) deadline.clear();
-      throw deadline.reason;
-    }
-    const { events, maxResponseBytes } = this.#config;
-    // From here on the request may reach the service: a submit's outcome is no longer known.
-    request.onSent?.();
-    const started = performance.now();
-    if (events.listenerCount('request') > 0)
-      events.emit('request', { method: request.method, path: label, attempt });
-    let status: number | undefined;
-    let requestId: string | undefined;
-    let failure: unknown;
+    // What the attempt notes as it goes is on `sent`: a call in flight suspends here with little.
+    const sent = new Attempt(this, this.#config, request, attempt, options, label, given, sink);
+    sent.begin();
     try {
-      const sent = new Attempt(this, this.#config, request, label, deadline, options);
       let response: Response;
       try {
         response = await this.#send(request, sent);
       } catch (error) {
         throw sent.failed(error);
       }
-      status = response.status;
-      // The id goes to events, logs, spans and errors: a server that echoes the request in it
-      // must not put the bearer token there.
-      const sentId = response.headers.get('x-request-id') ?? undefined;
-      requestId = sentId === undefined ? undefined : this.redaction(request)(sentId);
-      const text = await readText(response, deadline, maxResponseBytes, sent);
-      if (text === undefined && status >= 200 && status < 300) {
-        throw new ResponseValidationError({
-          method: request.method,
-          path: label,
-          status,
-          issues: [{ path: '', message: `the body is longer than maxResponseBytes (${maxResponseBytes})` }],
-        });
-      }
-      sink?.(response, requestId);
-      let headers = response.headers;
-      if (requestId !== sentId) {
-        headers = new Headers(headers);
-        headers.set('x-request-id', requestId as string);
-      }
-      // An oversized error page is dropped: the status alone still types the error.
-      return { status, headers, text: text ?? '' };
+      sent.received(response);
+      return sent.answered(
+        response,
+        await readText(response, sent.deadline, this.#config.maxResponseBytes, sent),
+      );
     } catch (error) {
-      failure = error;
+      sent.failure = error;
       throw error;
     } finally {
-      if (!given) deadline.clear();
-      if (events.listenerCount('response') > 0) {
-        events.emit('response', {
-          method: request.method,
-          path: label,
-          attempt,
-          status,
-          elapsedMs: Math.round(performance.now() - started),
-          requestId,
-          error: failure instanceof Error ? failure.name : undefined,
-        });
-      }
+      sent.end();
     }
   }
 

@@ -3,6 +3,7 @@ import type { ResponseSink } from '../core/api-promise.js';
 import type { Report } from '../core/isolate.js';
 import { stringifyBody } from '../core/json.js';
 import type { RequestOptions } from '../core/request-options.js';
+import type { ParseResult } from '../core/standard-schema.js';
 import type { SpanRunner } from '../http/tracing.js';
 import type { DataRequest, DataTransport, Parser } from '../http/types.js';
 import { type Me, meSchemas } from '../schemas/auth.js';
@@ -201,6 +202,43 @@ export function describe<A, R>(
     ...(ids ? { ids } : {}),
     ...(sink ? { sink } : {}),
   };
+}
+
+type DataResult<T> = ParseResult<{ data: T }>;
+const unwrapData = <T>(result: DataResult<T>): ParseResult<T> =>
+  result.success ? { success: true, data: result.data.data } : result;
+
+/** Each answer schema's `data`-reading twin, made once per schema. */
+const dataParsers = new WeakMap<Parser<unknown>, Parser<unknown>>();
+
+/**
+ * A parser of the answer's `data`: the call settles with it at once, where a `then` after the call
+ * would hold one more promise for every call in flight.
+ */
+function dataParser<T>(parser: Parser<{ data: T }>): Parser<T> {
+  let data = dataParsers.get(parser) as Parser<T> | undefined;
+  if (!data) {
+    data = {
+      safeParse(value) {
+        const result = parser.safeParse(value);
+        return result instanceof Promise ? result.then(unwrapData) : unwrapData(result);
+      },
+    };
+    dataParsers.set(parser, data);
+  }
+  return data;
+}
+
+/** A call of a row whose answer is `{ data }`: its `data`, read by the call itself. */
+export function callEndpointData<A, T>(
+  api: Api,
+  endpoint: Endpoint<A, { data: T }>,
+  args: A,
+  options: RequestOptions | undefined,
+  extras?: CallExtras,
+): Promise<T> {
+  const spec = describe(endpoint, args, api.strict, extras);
+  return api.transport.request({ ...spec, schema: dataParser(spec.schema) }, options);
 }
 
 /** The one call every endpoint method makes: a row of the table, its checked arguments, the options. */

@@ -1,7 +1,7 @@
 import type { ApiPromise } from '../core/api-promise.js';
 import { apiCall, parseArgs } from '../core/args.js';
 import type { RequestOptions } from '../core/request-options.js';
-import { type Api, type CallExtras, callEndpoint, type Endpoint } from './endpoints.js';
+import { type Api, type CallExtras, callEndpointData, type Endpoint } from './endpoints.js';
 
 /**
  * What every resource class extends (openai-node's `APIResource`): the client's `Api`, through
@@ -21,12 +21,9 @@ export function endpointArgs<A, R>(endpoint: Endpoint<A, R>, params: unknown): A
   return endpoint.args ? parseArgs(endpoint.args, params, endpoint.name) : (undefined as A);
 }
 
-/** The `data` of an answer: one function for every call. */
-const dataOf = <T>(answer: { data: T }): T => answer.data;
-
 /**
- * The answer's `data` of a call with unchecked `params` and checked options (a flow's step). A
- * `then`, not an `async` function: no suspended frame of its own for each call in flight.
+ * The answer's `data` of a call with unchecked `params` and checked options (a flow's step). Not
+ * an `async` function: no suspended frame of its own for each call in flight.
  */
 export function endpointData<A, T>(
   api: Api,
@@ -35,13 +32,11 @@ export function endpointData<A, T>(
   options: RequestOptions | undefined,
   extras?: CallExtras,
 ): Promise<T> {
-  let answer: Promise<{ data: T }>;
   try {
-    answer = callEndpoint(api, endpoint, endpointArgs(endpoint, params), options, extras);
+    return callEndpointData(api, endpoint, endpointArgs(endpoint, params), options, extras);
   } catch (error) {
     return Promise.reject(error);
   }
-  return answer.then(dataOf);
 }
 
 /**

@@ -304,6 +304,67 @@ describe('faults on a real connection', () => {
   });
 });
 
+describe("the runtime's own fetch (no fetch option)", () => {
+  it('fetchOptions never replace the method, headers, body or redirect the SDK sends', async () => {
+    const elsewhere = await faultServer({ 'GET *': token, 'DELETE *': token });
+    closers.push(elsewhere.close);
+    const seen: {
+      method: string | undefined;
+      authorization: string | undefined;
+      userAgent: string | undefined;
+      body: string;
+    }[] = [];
+    const { server, client } = await setup({
+      'GET /bridge/routes': (req, res) => {
+        let body = '';
+        req.on('data', (chunk: Buffer) => {
+          body += chunk.toString();
+        });
+        req.on('end', () => {
+          seen.push({
+            method: req.method,
+            authorization: req.headers.authorization,
+            userAgent: req.headers['user-agent'],
+            body,
+          });
+          res.writeHead(302, { location: `${elsewhere.url}/api/v1/s2s/bridge/routes` });
+          res.end();
+        });
+      },
+    });
+    const hostile = {
+      method: 'DELETE',
+      headers: { authorization: 'Bearer forged', 'user-agent': 'forged' },
+      body: 'smuggled',
+      redirect: 'follow',
+    };
+    const error = await client.bridge.routes({ fetchOptions: hostile }).catch((e: unknown) => e);
+    // The redirect is refused, not followed: the token never reaches the other address.
+    expect((error as ApiError).status).toBe(302);
+    expect(elsewhere.count('GET /bridge/routes') + elsewhere.count('DELETE /bridge/routes')).toBe(0);
+    expect(seen).toEqual([
+      {
+        method: 'GET',
+        authorization: 'Bearer tok-1',
+        userAgent: expect.stringMatching(/^partner-s2s-sdk\//),
+        body: '',
+      },
+    ]);
+    expect(server.count('GET /bridge/routes')).toBe(1);
+  });
+
+  it("a connection closed before any answer is a ConnectionError whose cause is the socket's own error", async () => {
+    const { server, client } = await setup({
+      'GET /bridge/routes': (req) => req.socket.destroy(),
+    });
+    const error = await client.bridge.routes({ maxRetries: 1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    // Not the wrappers around it (undici's `fetch failed`, ky's NetworkError): what broke.
+    expect((error as Error).cause).toMatchObject({ code: 'UND_ERR_SOCKET' });
+    expect(server.count('GET /bridge/routes')).toBe(2);
+  });
+});
+
 describe('a submit on a real connection, through execute', () => {
   const account = privateKeyToAccount(generatePrivateKey());
   const construct = freshConstruct(account.address);
