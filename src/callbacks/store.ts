@@ -52,9 +52,17 @@ export interface RecordedState {
  * };
  */
 export interface CallbackStore {
-  /** Claims `(transferId, status)` if it is newer than what is recorded and nobody holds it. */
+  /**
+   * Claims `(transferId, status)` if it is newer than what is recorded and nobody holds it. The
+   * recorded state is compared first: a state already recorded, or an older one, is answered
+   * `duplicate` or `stale` even while another caller holds the transfer.
+   */
   claim(request: ClaimRequest): Promise<ClaimResult>;
-  /** Records `request.status` as the transfer's state and drops the claim, if `token` still holds it. */
+  /**
+   * Records `request.status` as the transfer's state and drops the claim, if `token` still holds
+   * it. A token no longer holds once it committed or released, or once its claim lapsed and another
+   * caller claimed the transfer; a lapsed claim nobody took may still be committed, or not.
+   */
   commit(request: ClaimRequest, token: string): Promise<void>;
   /** Drops the claim without recording anything, if `token` still holds it. */
   release(request: ClaimRequest, token: string): Promise<void>;

@@ -11,6 +11,10 @@ export {
   encodeBatchCallData,
   rehashBundle,
 } from './batch.js';
+export {
+  type CallbackStoreConformanceOptions,
+  callbackStoreConformance,
+} from './callback-conformance.js';
 export type { CallbackDelivery } from './simulator/callbacks.js';
 export type { ReceivedRequest } from './simulator/endpoints.js';
 export {

@@ -1,19 +1,11 @@
 import { deepStrictEqual, equal, ok } from 'node:assert/strict';
-import { readArgs } from '../core/args.js';
-import { ArgumentError } from '../errors/client-errors.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
 import { stateRank } from '../schemas/states.js';
 import { newTrackerRecord } from '../tracker/record.js';
 import type { TrackerLease, TrackerRecord, TrackerStore } from '../tracker/store.js';
+import { type ConformanceRunner, conformanceSuite, type StoreTest } from './conformance-runner.js';
 
-/**
- * The functions of a test runner the suite registers its tests with: vitest, jest, mocha and
- * `node:test` all have them. Assertions are `node:assert`'s, so any runner reports them.
- */
-export interface ConformanceRunner {
-  describe: (name: string, body: () => void) => unknown;
-  it: (name: string, body: () => Promise<void>) => unknown;
-}
+export type { ConformanceRunner } from './conformance-runner.js';
 
 /** How the suite treats the store under test. */
 export interface TrackerStoreConformanceOptions {
@@ -115,29 +107,15 @@ export function trackerStoreConformance(
   makeStore: () => TrackerStore | Promise<TrackerStore>,
   options: TrackerStoreConformanceOptions = {},
 ): void {
-  const { describe, it, leaseMs, dispose } = readArgs('trackerStoreConformance', () => ({
-    describe: runner.describe,
-    it: runner.it,
+  const {
+    describe,
+    test,
+    options: read,
+  } = conformanceSuite('trackerStoreConformance', runner, makeStore, () => ({
     leaseMs: options?.leaseMs ?? 150,
     dispose: options?.dispose,
   }));
-  if (typeof describe !== 'function' || typeof it !== 'function' || typeof makeStore !== 'function') {
-    throw new ArgumentError({
-      where: 'trackerStoreConformance',
-      issues: [
-        { path: '', message: "takes the runner's describe and it, and a function making an empty store" },
-      ],
-    });
-  }
-  const test = (name: string, body: (store: TrackerStore) => Promise<void>) =>
-    it(name, async () => {
-      const store = await makeStore();
-      try {
-        await body(store);
-      } finally {
-        await dispose?.(store);
-      }
-    });
+  const { leaseMs } = read;
   describe('TrackerStore conformance', () => {
     registerTrackAndClaim(test, leaseMs);
     registerFences(test, leaseMs);
@@ -146,7 +124,7 @@ export function trackerStoreConformance(
   });
 }
 
-type Register = (name: string, body: (store: TrackerStore) => Promise<void>) => unknown;
+type Register = StoreTest<TrackerStore>;
 
 function registerTrackAndClaim(test: Register, leaseMs: number): void {
   test('track inserts once: a second track of the transfer changes nothing and resolves false', async (store) => {

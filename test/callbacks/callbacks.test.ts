@@ -216,35 +216,6 @@ describe('callback router', () => {
     expect(calls).toBe(1);
   });
 
-  it('a claim left by a crashed process expires, so nothing is lost', async () => {
-    const store = new MemoryCallbackStore();
-    const request = { transferId: 'tr_1', status: 'delivered', rank: 9, final: true, ttlMs: 1 };
-    expect((await store.claim(request)).outcome).toBe('claimed');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    const again = await store.claim(request);
-    expect(again.outcome).toBe('claimed');
-    if (again.outcome !== 'claimed') return;
-    await store.commit(request, again.token);
-    expect(await store.claim(request)).toEqual({ outcome: 'duplicate', previous: 'delivered' });
-    expect(await store.claim({ ...request, status: 'submitted', final: false, rank: 0 })).toEqual({
-      outcome: 'stale',
-      previous: 'delivered',
-    });
-  });
-
-  it('a commit by a claim that expired and was taken over records nothing', async () => {
-    const store = new MemoryCallbackStore();
-    const request = { transferId: 'tr_1', status: 'submitted', rank: 0, final: false, ttlMs: 1 };
-    const first = await store.claim(request);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    const second = await store.claim(request);
-    if (first.outcome !== 'claimed' || second.outcome !== 'claimed') throw new Error('expected claims');
-    await store.commit(request, first.token);
-    expect(await store.get('tr_1')).toBeUndefined();
-    await store.commit(request, second.token);
-    expect(await store.get('tr_1')).toBe('submitted');
-  });
-
   it('emits rejected for a delivery authenticate refused, and never dispatches it', async () => {
     const router = createCallbackRouter({
       authenticate: (request) => request.headers.get('x-token') === 'right',

@@ -8,6 +8,7 @@ import {
   createRedisTokenStore,
   type RedisClientLike,
 } from '../../src/redis/index.js';
+import { callbackStoreConformance } from '../../src/testing/index.js';
 import { deliverToFleet } from '../helpers/callback-fleet.js';
 import { json, makeClient, mockService } from '../helpers/mock-fetch.js';
 import { REDIS_MISSING, REDIS_SERVER, type RedisServer, startRedis } from '../helpers/redis-server.js';
@@ -48,6 +49,17 @@ describe.runIf(REDIS_SERVER)('Redis stores on a Redis Cluster', { timeout: 30_00
       const { client } = clients.find((c) => c.name === which)!;
       await body(client, `cluster:${which}:${Math.random()}:`);
     });
+
+  for (const which of ['ioredis Cluster', 'node-redis createCluster']) {
+    describe(`callback store (${which})`, () => {
+      callbackStoreConformance({ describe, it }, () =>
+        createRedisCallbackStore({
+          client: clients.find((c) => c.name === which)!.client,
+          prefix: `cluster:${which}:conformance:${Math.random()}:`,
+        }),
+      );
+    });
+  }
 
   each(
     'a router delivers each state once: claimed, dispatched, committed; a redelivery, an older state and a failed listener as on one node',

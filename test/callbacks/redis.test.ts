@@ -14,6 +14,7 @@ import {
   type RedisClientLike,
   RedisStoreError,
 } from '../../src/redis/index.js';
+import { callbackStoreConformance } from '../../src/testing/index.js';
 import { deliverToFleet } from '../helpers/callback-fleet.js';
 import { REDIS_MISSING, REDIS_SERVER, type RedisServer, startRedis } from '../helpers/redis-server.js';
 
@@ -21,14 +22,6 @@ if (!REDIS_SERVER) {
   if (process.env.CI === 'true') throw new Error(`${REDIS_MISSING}; CI=true does not allow skipping them`);
   console.warn(REDIS_MISSING);
 }
-
-const request = (status: string, rank: number, final = false, transferId = 'tr_1') => ({
-  transferId,
-  status,
-  rank,
-  final,
-  ttlMs: 60_000,
-});
 
 describe.runIf(REDIS_SERVER)('Redis stores on a real redis-server', () => {
   let server: RedisServer;
@@ -97,51 +90,16 @@ describe.runIf(REDIS_SERVER)('Redis stores on a real redis-server', () => {
     },
   );
 
-  each(
-    'callback store: claimed, busy, duplicate, stale; release and expiry free the claim',
-    async (client, prefix) => {
-      const store = createRedisCallbackStore({ client, prefix });
-      const a = await store.claim(request('submitted', 0));
-      expect(a.outcome).toBe('claimed');
-      expect((await store.claim(request('submitted', 0))).outcome).toBe('busy');
-      if (a.outcome !== 'claimed') return;
-      await store.release(request('submitted', 0), a.token);
-      const b = await store.claim(request('submitted', 0));
-      if (b.outcome !== 'claimed') throw new Error('expected a claim after release');
-      await store.commit(request('submitted', 0), b.token);
-      expect(await store.claim(request('submitted', 0))).toEqual({
-        outcome: 'duplicate',
-        previous: 'submitted',
-      });
-      const c = await store.claim(request('delivered', 5, true));
-      if (c.outcome !== 'claimed') throw new Error('expected a claim for a later state');
-      expect(c.previous).toBe('submitted');
-      await store.commit(request('delivered', 5, true), c.token);
-      expect(await store.claim(request('source_confirmed', 2))).toEqual({
-        outcome: 'stale',
-        previous: 'delivered',
-      });
-      // A crashed holder: its claim expires and the next delivery takes it.
-      const short = { ...request('submitted', 0, false, 'tr_2'), ttlMs: 20 };
-      expect((await store.claim(short)).outcome).toBe('claimed');
-      await new Promise((resolve) => setTimeout(resolve, 60));
-      const retaken = await store.claim(short);
-      expect(retaken.outcome).toBe('claimed');
-    },
-  );
-
-  each('a commit by a claim taken over records nothing', async (client, prefix) => {
-    const store = createRedisCallbackStore({ client, prefix });
-    const short = { ...request('submitted', 0), ttlMs: 20 };
-    const first = await store.claim(short);
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    const second = await store.claim(short);
-    if (first.outcome !== 'claimed' || second.outcome !== 'claimed') throw new Error('expected claims');
-    await store.commit(short, first.token);
-    expect((await store.claim({ ...short, ttlMs: 60_000 })).outcome).toBe('busy');
-    await store.commit(short, second.token);
-    expect((await store.claim(short)).outcome).toBe('duplicate');
-  });
+  for (const which of ['node-redis', 'ioredis']) {
+    describe(`callback store (${which})`, () => {
+      callbackStoreConformance({ describe, it }, () =>
+        createRedisCallbackStore({
+          client: clients.find((c) => c.name === which)!.client,
+          prefix: `test:${which}:conformance:${Math.random()}:`,
+        }),
+      );
+    });
+  }
 
   each('routers sharing the store dispatch one delivery once', async (client, prefix) => {
     const fleet = await deliverToFleet(

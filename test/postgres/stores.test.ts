@@ -10,7 +10,7 @@ import {
   migratePostgres,
   PostgresStoreError,
 } from '../../src/postgres/index.js';
-import { trackerStoreConformance } from '../../src/testing/index.js';
+import { callbackStoreConformance, trackerStoreConformance } from '../../src/testing/index.js';
 import { deliverToFleet } from '../helpers/callback-fleet.js';
 import {
   PGBOUNCER,
@@ -82,66 +82,19 @@ for (const target of targets) {
       createPostgresTrackerStore({ pool: pool(), schema: freshSchema() }),
     );
 
-    it('callback store: claimed, busy, duplicate, stale; release and expiry free the claim', async () => {
-      const store = createPostgresCallbackStore({ pool: pool(), schema: freshSchema() });
-      const a = await store.claim(request('submitted', 1));
-      expect(a).toMatchObject({ outcome: 'claimed', previous: undefined });
-      expect(await store.claim(request('submitted', 1))).toEqual({ outcome: 'busy' });
-      if (a.outcome !== 'claimed') return;
-      await store.release(request('submitted', 1), a.token);
-      const b = await store.claim(request('submitted', 1));
-      if (b.outcome !== 'claimed') throw new Error('expected a claim after release');
-      await store.commit(request('submitted', 1), b.token);
-      expect(await store.claim(request('submitted', 1))).toEqual({
-        outcome: 'duplicate',
-        previous: 'submitted',
-      });
-      const c = await store.claim(request('delivered', 4, true));
-      if (c.outcome !== 'claimed') throw new Error('expected a claim for a later state');
-      expect(c.previous).toBe('submitted');
-      await store.commit(request('delivered', 4, true), c.token);
-      expect(await store.claim(request('source_confirmed', 2))).toEqual({
-        outcome: 'stale',
-        previous: 'delivered',
-      });
-      expect(await store.claim(request('refunded', 6, true))).toEqual({
-        outcome: 'stale',
-        previous: 'delivered',
-      });
-      // A crashed holder: its claim expires on the database's clock and the next delivery takes it.
-      const short = { ...request('submitted', 1, false, 'tr_2'), ttlMs: 20 };
-      expect((await store.claim(short)).outcome).toBe('claimed');
-      await sleep(60);
-      expect((await store.claim(short)).outcome).toBe('claimed');
-    });
-
-    it('callback store: a commit by a claim taken over records nothing', async () => {
-      const store = createPostgresCallbackStore({ pool: pool(), schema: freshSchema() });
-      const short = { ...request('submitted', 1), ttlMs: 20 };
-      const long = { ...short, ttlMs: 60_000 };
-      const first = await store.claim(short);
-      await sleep(60);
-      const second = await store.claim(long);
-      if (first.outcome !== 'claimed' || second.outcome !== 'claimed') throw new Error('expected claims');
-      await store.commit(short, first.token);
-      expect((await store.claim(long)).outcome).toBe('busy');
-      await store.commit(long, second.token);
-      expect((await store.claim(short)).outcome).toBe('duplicate');
-    });
-
-    it('callback store: 16 concurrent claims of one state, on 16 connections, have exactly one winner', async () => {
-      const store = createPostgresCallbackStore({ pool: poolOf(target.url(), 16), schema: freshSchema() });
-      for (let transfer = 0; transfer < 40; transfer++) {
-        const claims = await Promise.all(
-          Array.from({ length: 16 }, () => store.claim(request('submitted', 1, false, `tr_${transfer}`))),
-        );
-        const winners = claims.filter((claim) => claim.outcome === 'claimed');
-        expect(winners).toHaveLength(1);
-        expect(claims.filter((claim) => claim.outcome !== 'claimed').map((claim) => claim.outcome)).toEqual(
-          Array(15).fill('busy'),
-        );
-      }
-    });
+    // Sixteen connections, so that the claims the suite makes at once meet in the database; each
+    // test's pool ends with it, so the suite never holds more than one test's connections.
+    const callbackPools = new WeakMap<object, pg.Pool>();
+    callbackStoreConformance(
+      { describe, it },
+      () => {
+        const callbackPool = poolOf(target.url(), 16);
+        const store = createPostgresCallbackStore({ pool: callbackPool, schema: freshSchema() });
+        callbackPools.set(store, callbackPool);
+        return store;
+      },
+      { dispose: (store) => callbackPools.get(store)?.end() },
+    );
 
     it('callback store: routers sharing it dispatch one delivery once', async () => {
       const store = createPostgresCallbackStore({ pool: pool(), schema: freshSchema() });
