@@ -74,14 +74,18 @@ export class BearerAuth implements RequestHook, DataTransport {
   }
 }
 
-/** One data call's dealings with the bearer token: an object, so that a call in flight holds no closure. */
-class BearerCall implements CallHook {
+/**
+ * One data call's dealings with the bearer token: an object, so that a call in flight holds no
+ * closure. It is the call's token lease too (`TokenCall`), not an object more.
+ */
+class BearerCall implements CallHook, TokenCall {
+  seenFailure = 0;
+  probe = false;
   readonly #transport: Transport;
   readonly #tokens: TokenProvider;
   /** False for a submit: never replayed, and its token is leased under the retry policy. */
   readonly #retryable: boolean;
   readonly #options: RequestOptions | undefined;
-  readonly #lease: TokenCall;
   #replayed = false;
   /** The token this call's own 401 rejected: a 401 with a later one means the credential is stopped. */
   #rejectedFirst: string | undefined;
@@ -96,7 +100,7 @@ class BearerCall implements CallHook {
     this.#tokens = tokens;
     this.#retryable = retryable;
     this.#options = options;
-    this.#lease = tokens.begin();
+    tokens.begin(this);
   }
 
   /**
@@ -106,7 +110,7 @@ class BearerCall implements CallHook {
   #leaseRetried(call: CallContext<unknown>): Promise<StoredToken> {
     const { method, path } = call.spec;
     return this.#transport.retrying(method, path, true, this.#options, () =>
-      leaseWithin(this.#tokens, this.#lease, call.deadline()),
+      leaseWithin(this.#tokens, this, call.deadline()),
     );
   }
 
@@ -119,7 +123,7 @@ class BearerCall implements CallHook {
       // The attempt's time covers the wait for a token and the request.
       const deadline = call.deadline();
       try {
-        token = leased ?? (await lease(tokens, this.#lease, deadline));
+        token = leased ?? (await lease(tokens, this, deadline));
         request.token = token.accessToken;
         response = await call.send(request, deadline);
       } finally {
@@ -128,7 +132,7 @@ class BearerCall implements CallHook {
       // A first 401 may be one revoked token shared by many calls, not a stopped credential:
       // replay once with a newer token. The probe of a stopped credential fetched its own. A
       // request that may act twice (a submit) is never replayed: its caller finds out what happened.
-      if (response.status !== 401 || this.#replayed || this.#lease.probe || !this.#retryable) break;
+      if (response.status !== 401 || this.#replayed || this.probe || !this.#retryable) break;
       this.#replayed = true;
       this.#rejectedFirst = token.accessToken;
       await tokens.invalidate(token);
@@ -137,19 +141,19 @@ class BearerCall implements CallHook {
     if (response.status < 500 && response.status !== 401) tokens.accepted(token);
     const credentialStopped =
       response.status === 401 &&
-      (this.#lease.probe || (this.#replayed && token.accessToken !== this.#rejectedFirst));
+      (this.probe || (this.#replayed && token.accessToken !== this.#rejectedFirst));
     try {
       return await call.settle({ request, response, grantedScopes: token.scopes, credentialStopped });
     } catch (error) {
       if (error instanceof AuthenticationError) {
         await tokens.invalidate(token);
-        if (credentialStopped) throw tokens.stopped(this.#lease, error, 'stopped');
+        if (credentialStopped) throw tokens.stopped(this, error, 'stopped');
       }
       throw error;
     }
   }
 
   end(): void {
-    this.#tokens.end(this.#lease);
+    this.#tokens.end(this);
   }
 }

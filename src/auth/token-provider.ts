@@ -143,10 +143,16 @@ export class TokenProvider {
     return now >= token.issuedAt + (token.expiresAt - token.issuedAt) * REFRESH_AHEAD_SHARE;
   }
 
-  /** A call starts: fetches stay alive while at least one call is under way. */
-  begin(): TokenCall {
+  /**
+   * A call starts: fetches stay alive while at least one call is under way. `call` is the object
+   * that carries its lease (a data call's own), or a new one.
+   */
+  begin(call?: TokenCall): TokenCall {
     this.#active++;
-    return { seenFailure: this.#seq, probe: false };
+    if (!call) return { seenFailure: this.#seq, probe: false };
+    call.seenFailure = this.#seq;
+    call.probe = false;
+    return call;
   }
 
   /** A call is over, whatever its outcome. The last one out aborts a fetch nobody waits for. */

@@ -6,11 +6,11 @@
  */
 import type { RequestOptions } from '../core/request-options.js';
 import type { ParseResult } from '../core/standard-schema.js';
-import { AbortError, ResponseValidationError } from '../errors/client-errors.js';
+import { AbortError, ResponseValidationError, TimeoutError } from '../errors/client-errors.js';
 import { apiErrorFromResponse } from '../errors/from-response.js';
 import type { Redact } from '../errors/redact.js';
 import { toIssues } from '../schemas/issues.js';
-import type { Deadline } from './abort.js';
+import type { Deadline, DeadlineErrors } from './abort.js';
 import {
   type Answer,
   type CallContext,
@@ -26,7 +26,13 @@ import {
 
 /** What a call needs of the transport. */
 export interface CallTransport {
-  deadline(method: string, label: string, options: RequestOptions | undefined): Deadline;
+  deadline(
+    method: string,
+    label: string,
+    options: RequestOptions | undefined,
+    errors?: DeadlineErrors,
+  ): Deadline;
+  timeoutMs(options: RequestOptions | undefined): number;
   exchange(
     request: Exchange,
     attempt: number,
@@ -71,7 +77,7 @@ function exchangeOf(spec: DataRequest<unknown>, options: RequestOptions | undefi
  * A data call: `run()` makes its attempts through the hook's decoration and ends the decoration
  * once, whatever the outcome. Events, spans and errors name its path template.
  */
-export class DataCall<T> implements CallContext<T> {
+export class DataCall<T> implements CallContext<T>, DeadlineErrors {
   readonly spec: DataRequest<T>;
   readonly options: RequestOptions | undefined;
   readonly #transport: CallTransport;
@@ -94,7 +100,17 @@ export class DataCall<T> implements CallContext<T> {
   }
 
   deadline(): Deadline {
-    return this.#transport.deadline(this.spec.method, this.spec.path, this.options);
+    return this.#transport.deadline(this.spec.method, this.spec.path, this.options, this);
+  }
+
+  /** What its attempts' deadlines end with: the call is their errors, not an object more each. */
+  timedOut(): TimeoutError {
+    const { method, path } = this.spec;
+    return new TimeoutError({ method, path, timeoutMs: this.#transport.timeoutMs(this.options) });
+  }
+
+  aborted(): AbortError {
+    return new AbortError({ cause: this.options?.signal?.reason });
   }
 
   send(request: Exchange, deadline: Deadline): Promise<RawResponse> {

@@ -246,10 +246,28 @@ class Attempt implements AdapterInput {
 }
 
 /** ky's headers of one request: the request's (`null` as `undefined`, which takes a default out) and its token. */
-function kyHeaders(request: Exchange): Record<string, string | undefined> {
+function headersOf(request: Exchange): Record<string, string | undefined> {
   const headers: Record<string, string | undefined> = {};
   for (const name in request.headers) headers[name] = request.headers[name] ?? undefined;
   if (request.token !== undefined) headers.authorization = `Bearer ${request.token}`;
+  return headers;
+}
+
+/**
+ * The headers of the calls that bring none of their own (the SDK's shared, frozen ones) with the
+ * token they carry, made once per token: every call in flight shares them, not a copy each.
+ */
+const withToken = new WeakMap<
+  object,
+  { token: string | undefined; headers: Record<string, string | undefined> }
+>();
+
+function kyHeaders(request: Exchange): Record<string, string | undefined> {
+  if (!Object.isFrozen(request.headers)) return headersOf(request);
+  const made = withToken.get(request.headers);
+  if (made && made.token === request.token) return made.headers;
+  const headers = Object.freeze(headersOf(request));
+  withToken.set(request.headers, { token: request.token, headers });
   return headers;
 }
 
@@ -295,10 +313,20 @@ export class Transport {
    * One attempt's time: `timeoutMs` (the call's or the client's) and the caller's signal, ending
    * in a `TimeoutError` or an `AbortError`.
    */
-  deadline(method: string, label: string, options: RequestOptions | undefined): Deadline {
-    const timeoutMs = options?.timeoutMs ?? this.#config.timeoutMs;
+  deadline(
+    method: string,
+    label: string,
+    options: RequestOptions | undefined,
+    errors?: DeadlineErrors,
+  ): Deadline {
+    const timeoutMs = this.timeoutMs(options);
     const signal = options?.signal;
-    return new Deadline(timeoutMs, signal, new AttemptErrors(method, label, timeoutMs, signal));
+    return new Deadline(timeoutMs, signal, errors ?? new AttemptErrors(method, label, timeoutMs, signal));
+  }
+
+  /** An attempt's time: the call's `timeoutMs`, or the client's. */
+  timeoutMs(options: RequestOptions | undefined): number {
+    return options?.timeoutMs ?? this.#config.timeoutMs;
   }
 
   /**
