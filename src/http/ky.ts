@@ -116,15 +116,16 @@ function runtimeAdapter(
   const signal = attempt.deadline.signal;
   const { fetchOptions } = attempt;
   if (fetchOptions === NO_FETCH_OPTIONS) return fetch(request, { signal });
-  return fetch(request, {
+  const init: Record<string, unknown> = {
     ...fetchOptions,
     method: request.method,
     headers: request.headers,
-    // The request's own body: a `body` among the fetch options would replace it.
-    body: null,
     redirect: 'manual',
     signal,
-  });
+  };
+  // The request's own body goes out: a `body` among the fetch options would replace it.
+  if ('body' in init) delete init.body;
+  return fetch(request, init);
 }
 
 /**

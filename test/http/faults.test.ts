@@ -353,6 +353,29 @@ describe("the runtime's own fetch (no fetch option)", () => {
     expect(server.count('GET /bridge/routes')).toBe(1);
   });
 
+  it('a POST with fetchOptions that name a body sends its own body', async () => {
+    const bodies: string[] = [];
+    const { client } = await setup({
+      'POST /echo': (req, res) => {
+        let body = '';
+        req.on('data', (chunk: Buffer) => {
+          body += chunk.toString();
+        });
+        req.on('end', () => {
+          bodies.push(body);
+          jsonReply(res, 200, { data: { ok: true } });
+        });
+      },
+    });
+    const answer = await client.post(
+      '/echo',
+      { body: { amount: '1.50' } },
+      { fetchOptions: { body: 'smuggled', keepalive: false } },
+    );
+    expect(answer).toEqual({ ok: true });
+    expect(bodies).toEqual(['{"amount":"1.50"}']);
+  });
+
   it("a connection closed before any answer is a ConnectionError whose cause is the socket's own error", async () => {
     const { server, client } = await setup({
       'GET /bridge/routes': (req) => req.socket.destroy(),
