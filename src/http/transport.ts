@@ -4,17 +4,12 @@ import type { ResponseSink } from '../core/api-promise.js';
 import type { ClientEvents } from '../core/events.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { ApiError } from '../errors/api-error.js';
-import {
-  AbortError,
-  ConnectionError,
-  ResponseValidationError,
-  TimeoutError,
-} from '../errors/client-errors.js';
-import { type Redact, redactor, safeCause } from '../errors/redact.js';
+import { type Redact, redactor } from '../errors/redact.js';
 import { Deadline, type DeadlineErrors } from './abort.js';
+import { Attempt, AttemptErrors } from './attempt.js';
 import { readText } from './body.js';
 import { DataCall } from './call.js';
-import { type AdapterInput, ATTEMPT, fetchFailure, KyClient, NO_FETCH_OPTIONS } from './ky.js';
+import { type AdapterInput, ATTEMPT, KyClient } from './ky.js';
 import { type RetryHooks, type RetryPolicy, retried, withRetries } from './retry.js';
 import type { DataRequest, Exchange, FetchLike, RawResponse, RequestHook } from './types.js';
 
@@ -72,202 +67,11 @@ function credentialValues(headers: Readonly<Record<string, string | null | undef
   return values;
 }
 
-/** The errors of an attempt's deadline, made when it ends: one object, no closure. */
-class AttemptErrors implements DeadlineErrors {
-  readonly #method: string;
-  readonly #label: string;
-  readonly #timeoutMs: number;
-  readonly #signal: AbortSignal | undefined;
-
-  constructor(method: string, label: string, timeoutMs: number, signal: AbortSignal | undefined) {
-    this.#method = method;
-    this.#label = label;
-    this.#timeoutMs = timeoutMs;
-    this.#signal = signal;
-  }
-
-  timedOut(): TimeoutError {
-    return new TimeoutError({ method: this.#method, path: this.#label, timeoutMs: this.#timeoutMs });
-  }
-
-  aborted(): AbortError {
-    return new AbortError({ cause: this.#signal?.reason });
-  }
-}
-
-/**
- * One attempt as ky's fetch adapter and the body reader see it, carried to the adapter in the
- * request's options, and what the transport notes of it as it goes (its status, its request id, its
- * failure): its errors are its methods and its state its fields, so that an attempt in flight holds
- * no closure and its suspended `exchange` few registers.
- */
-class Attempt implements AdapterInput {
-  readonly fetchOptions: Readonly<Record<string, unknown>>;
-  readonly deadline: Deadline;
-  status: number | undefined;
-  requestId: string | undefined;
-  failure: unknown;
-  readonly #transport: Transport;
-  readonly #config: TransportConfig;
-  readonly #request: Exchange;
-  readonly #label: string;
-  readonly #number: number;
-  /** The deadline was made for this attempt alone: it ends with it. */
-  readonly #own: boolean;
-  readonly #sink: ResponseSink | undefined;
-  readonly #started = performance.now();
-
-  constructor(
-    transport: Transport,
-    config: TransportConfig,
-    request: Exchange,
-    number: number,
-    options: RequestOptions | undefined,
-    label: string,
-    given: Deadline | undefined,
-    sink: ResponseSink | undefined,
-  ) {
-    this.#transport = transport;
-    this.#config = config;
-    this.#request = request;
-    this.#number = number;
-    this.#label = label;
-    this.#own = !given;
-    this.#sink = sink;
-    this.deadline = given ?? transport.deadline(request.method, label, options);
-    // Merged only when the call brings its own: every attempt in flight holds what it is given.
-    this.fetchOptions = options?.fetchOptions
-      ? { ...config.fetchOptions, ...options.fetchOptions }
-      : (config.fetchOptions ?? NO_FETCH_OPTIONS);
-  }
-
-  get fetch(): FetchLike {
-    return this.#config.fetch;
-  }
-
-  get body(): string | undefined {
-    return this.#request.body;
-  }
-
-  /**
-   * The attempt starts, unless its deadline is over already: from here on the request may reach
-   * the service (a submit's outcome is no longer known).
-   */
-  begin(): void {
-    if (this.deadline.over) {
-      if (this.#own) this.deadline.clear();
-      throw this.deadline.reason;
-    }
-    const request = this.#request;
-    request.onSent?.();
-    const { events } = this.#config;
-    if (events.listenerCount('request') > 0)
-      events.emit('request', { method: request.method, path: this.#label, attempt: this.#number });
-  }
-
-  /**
-   * The answer's head came: its status, and its request id, which goes to events, logs, spans and
-   * errors, where a server that echoes the request in it must not put the bearer token.
-   */
-  received(response: Response): void {
-    this.status = response.status;
-    const sentId = response.headers.get('x-request-id') ?? undefined;
-    this.requestId = sentId === undefined ? undefined : this.#transport.redaction(this.#request)(sentId);
-  }
-
-  /** The answer read whole (`undefined` past `maxResponseBytes`), reported to the call's sink. */
-  answered(response: Response, text: string | undefined): RawResponse {
-    const { status } = response;
-    const { requestId } = this;
-    if (text === undefined && status >= 200 && status < 300) {
-      const { maxResponseBytes } = this.#config;
-      throw new ResponseValidationError({
-        method: this.#request.method,
-        path: this.#label,
-        status,
-        issues: [{ path: '', message: `the body is longer than maxResponseBytes (${maxResponseBytes})` }],
-      });
-    }
-    this.#sink?.(response, requestId);
-    let headers = response.headers;
-    if (requestId !== (headers.get('x-request-id') ?? undefined)) {
-      headers = new Headers(headers);
-      headers.set('x-request-id', requestId as string);
-    }
-    // An oversized error page is dropped: the status alone still types the error.
-    return { status, headers, text: text ?? '' };
-  }
-
-  /** The attempt is over, whichever way: its own deadline cleared, the `response` event told. */
-  end(): void {
-    if (this.#own) this.deadline.clear();
-    const { events } = this.#config;
-    if (events.listenerCount('response') > 0) {
-      const failure = this.failure;
-      events.emit('response', {
-        method: this.#request.method,
-        path: this.#label,
-        attempt: this.#number,
-        status: this.status,
-        elapsedMs: Math.round(performance.now() - this.#started),
-        requestId: this.requestId,
-        error: failure instanceof Error ? failure.name : undefined,
-      });
-    }
-  }
-
-  /**
-   * What a custom fetch threw may hold the request (and with it the authorization header): only
-   * a redacted copy of its name, message and code is kept.
-   */
-  broken(cause: unknown): ConnectionError {
-    return new ConnectionError({
-      method: this.#request.method,
-      path: this.#label,
-      cause: safeCause(cause, this.#transport.redaction(this.#request)),
-    });
-  }
-
-  /** The body read ends with the deadline's own error, however it ended. */
-  timedOut(): unknown {
-    return this.deadline.reason;
-  }
-
-  aborted(): unknown {
-    return this.deadline.reason;
-  }
-
-  /** What a rejected send becomes: the SDK's errors as they are, the deadline's, or a broken connection. */
-  failed(error: unknown): unknown {
-    // ky refused to build the request (a header value fetch would refuse too), or the runtime's
-    // fetch, which the adapter hands on unwrapped, rejected.
-    return fetchFailure(this, error);
-  }
-}
-
 /** ky's headers of one request: the request's (`null` as `undefined`, which takes a default out) and its token. */
 function headersOf(request: Exchange): Record<string, string | undefined> {
   const headers: Record<string, string | undefined> = {};
   for (const name in request.headers) headers[name] = request.headers[name] ?? undefined;
   if (request.token !== undefined) headers.authorization = `Bearer ${request.token}`;
-  return headers;
-}
-
-/**
- * The headers of the calls that bring none of their own (the SDK's shared, frozen ones) with the
- * token they carry, made once per token: every call in flight shares them, not a copy each.
- */
-const withToken = new WeakMap<
-  object,
-  { token: string | undefined; headers: Record<string, string | undefined> }
->();
-
-function kyHeaders(request: Exchange): Record<string, string | undefined> {
-  if (!Object.isFrozen(request.headers)) return headersOf(request);
-  const made = withToken.get(request.headers);
-  if (made && made.token === request.token) return made.headers;
-  const headers = Object.freeze(headersOf(request));
-  withToken.set(request.headers, { token: request.token, headers });
   return headers;
 }
 
@@ -281,6 +85,15 @@ export class Transport {
   /** The client's secrets and the values of its default credential headers. */
   readonly #secrets: readonly string[];
   readonly #ky: KyClient;
+  /**
+   * The headers of the calls that bring none of their own (the SDK's shared, frozen ones) with the
+   * token they carry, made once per token and held by this client alone: every call in flight
+   * shares them, not a copy each, and no token outlives the client here.
+   */
+  readonly #withToken = new Map<
+    object,
+    { token: string | undefined; headers: Record<string, string | undefined> }
+  >();
 
   constructor(config: TransportConfig) {
     this.#config = config;
@@ -366,6 +179,16 @@ export class Transport {
     }
   }
 
+  /** ky's headers of one request (see `#withToken`). */
+  #headers(request: Exchange): Record<string, string | undefined> {
+    if (!Object.isFrozen(request.headers)) return headersOf(request);
+    const made = this.#withToken.get(request.headers);
+    if (made && made.token === request.token) return made.headers;
+    const headers = Object.freeze(headersOf(request));
+    this.#withToken.set(request.headers, { token: request.token, headers });
+    return headers;
+  }
+
   /**
    * Hands the request to ky, whose fetch adapter calls the caller's fetch within the attempt's
    * deadline. Not raced again here: the adapter races the fetch with the deadline and ky settles
@@ -377,7 +200,7 @@ export class Transport {
     if (!ky) return attempt.deadline.race(this.#ky.load()).then(() => this.#send(request, attempt));
     const options: Options & { [ATTEMPT]: AdapterInput } = {
       method: request.method,
-      headers: kyHeaders(request),
+      headers: this.#headers(request),
       ...(request.searchParams ? { searchParams: request.searchParams } : {}),
       ...(request.body === undefined ? {} : { body: request.body }),
       [ATTEMPT]: attempt,
