@@ -1,6 +1,8 @@
+import { fetch as undiciFetch } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { route } from '../../fixtures/wire.js';
 import { TimeoutError } from '../../src/index.js';
+import { faultServer, jsonReply, token } from '../helpers/fault-server.js';
 import { json, makeClient, mockService } from '../helpers/mock-fetch.js';
 
 afterEach(() => {
@@ -55,5 +57,30 @@ describe('timeouts under a test clock', () => {
       new Promise((resolve) => setTimeout(resolve, 600, 'pending')),
     ]);
     expect(early).toBe('pending');
+  });
+});
+
+describe('the global fetch', () => {
+  it("one put in the runtime's place before the SDK was loaded (undici's own) still gets requests it can read", async () => {
+    const server = await faultServer({
+      'POST /auth/token': token,
+      'GET /bridge/routes': (_req, res) => jsonReply(res, 200, { data: [route()] }),
+    });
+    vi.stubGlobal('fetch', undiciFetch);
+    try {
+      vi.resetModules();
+      const sdk: typeof import('../../src/index.js') = await import('../../src/index.js');
+      const client = new sdk.PartnerClient({
+        baseUrl: server.url,
+        clientId: 'c',
+        clientSecret: 's',
+        maxRetries: 0,
+      });
+      await expect(client.bridge.routes()).resolves.toHaveLength(1);
+      expect(server.count('GET /bridge/routes')).toBe(1);
+    } finally {
+      vi.unstubAllGlobals();
+      await server.close();
+    }
   });
 });
