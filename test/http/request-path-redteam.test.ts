@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { route } from '../../fixtures/wire.js';
 import { AbortError, PartnerClient, type PartnerClientOptions, TimeoutError } from '../../src/index.js';
 import { faultServer, jsonReply, token } from '../helpers/fault-server.js';
-import { json, makeClient, mockService } from '../helpers/mock-fetch.js';
+import { BASE_URL, json, makeClient, mockService } from '../helpers/mock-fetch.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -170,5 +170,37 @@ describe("the runtime's own fetch on a real connection", () => {
     await expect(client.bridge.routes()).resolves.toHaveLength(1);
     await Promise.all([client.bridge.routes(), client.withOptions({ timeoutMs: 4_000 }).bridge.routes()]);
     expect(seen).toEqual(['Bearer tok-1', 'Bearer tok-2', 'Bearer tok-2', 'Bearer tok-2']);
+  });
+});
+
+describe('a global fetch replaced after the client was made', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+  });
+
+  it('gets a URL string and a plain init, with the SDK’s own method, headers and body', async () => {
+    const client = new PartnerClient({ baseUrl: BASE_URL, clientId: 'c', clientSecret: 's', maxRetries: 0 });
+    const service = mockService({ routes: { 'POST /echo': (request) => json({ data: request.body }) } });
+    const inputs: unknown[] = [];
+    vi.stubGlobal('fetch', (input: unknown, init?: RequestInit) => {
+      inputs.push(input);
+      return service.fetch(input as string, init);
+    });
+    await expect(client.post('/echo', { body: { amount: '1.50' } })).resolves.toBe('{"amount":"1.50"}');
+    expect(inputs.map((input) => typeof input)).toEqual(['string', 'string']);
+    expect(service.calls.at(-1)!.headers.get('authorization')).toBe('Bearer token-1');
+  });
+
+  it('one that ignores the signal still ends the attempt at its deadline', async () => {
+    const client = new PartnerClient({
+      baseUrl: BASE_URL,
+      clientId: 'c',
+      clientSecret: 's',
+      maxRetries: 0,
+      timeoutMs: 100,
+    });
+    const service = mockService({ routes: { 'GET /bridge/routes': never } });
+    vi.stubGlobal('fetch', service.fetch);
+    await expect(client.bridge.routes()).rejects.toBeInstanceOf(TimeoutError);
   });
 });
