@@ -1,7 +1,9 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { inspect } from 'node:util';
 import { fetch as undiciFetch } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { route } from '../../fixtures/wire.js';
-import { AbortError, PartnerClient, type PartnerClientOptions, TimeoutError } from '../../src/index.js';
+import { AuthenticationError, ConnectionError, PartnerClient, TimeoutError } from '../../src/index.js';
 import { faultServer, jsonReply, token } from '../helpers/fault-server.js';
 import { BASE_URL, json, makeClient, mockService } from '../helpers/mock-fetch.js';
 
@@ -85,94 +87,6 @@ describe('the global fetch', () => {
   });
 });
 
-describe("the runtime's own fetch on a real connection", () => {
-  const closers: (() => Promise<void>)[] = [];
-  afterEach(async () => {
-    await Promise.all(closers.splice(0).map((close) => close()));
-  });
-
-  async function setup(
-    handlers: Parameters<typeof faultServer>[0],
-    options: Partial<PartnerClientOptions> = {},
-  ) {
-    const server = await faultServer({ 'POST /auth/token': token, ...handlers });
-    closers.push(server.close);
-    const client = new PartnerClient({
-      baseUrl: server.url,
-      clientId: 'c',
-      clientSecret: 's',
-      maxRetries: 2,
-      timeoutMs: 5_000,
-      retry: { minDelayMs: 5, maxDelayMs: 20, maxRetryTimeMs: 5_000 },
-      ...options,
-    });
-    return { server, client };
-  }
-
-  const routesBody = JSON.stringify({ data: [route()] });
-
-  it("the caller's signal aborting mid-body ends the call with an AbortError carrying its reason, not retried", async () => {
-    const controller = new AbortController();
-    const { server, client } = await setup({
-      'GET /bridge/routes': (_req, res) => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.write(routesBody.slice(0, 20));
-        setTimeout(() => controller.abort(new Error('caller gave up')), 20);
-      },
-    });
-    const error = await client.bridge.routes({ signal: controller.signal }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(AbortError);
-    expect((error as AbortError).cause).toEqual(new Error('caller gave up'));
-    expect(server.count('GET /bridge/routes')).toBe(1);
-  });
-
-  it('a timeout while the token is fetched is a TimeoutError, and the data route is never called', async () => {
-    const { server, client } = await setup(
-      {
-        'POST /auth/token': () => {},
-        'GET /bridge/routes': (_req, res) => jsonReply(res, 200, { data: [] }),
-      },
-      { timeoutMs: 150, maxRetries: 0 },
-    );
-    const error = await client.bridge.routes().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(TimeoutError);
-    expect(server.count('GET /bridge/routes')).toBe(0);
-  });
-
-  it('a short timeout begun after long ones ends its call first', async () => {
-    const { client } = await setup({ 'GET /bridge/routes': () => {} }, { maxRetries: 0 });
-    const stop = new AbortController();
-    const long = Array.from({ length: 5 }, () =>
-      client.bridge.routes({ timeoutMs: 60_000, signal: stop.signal }).catch((e: unknown) => e),
-    );
-    const short = await client.bridge.routes({ timeoutMs: 100 }).catch((e: unknown) => e);
-    expect(short).toBeInstanceOf(TimeoutError);
-    expect((short as TimeoutError).message).toContain('100');
-    stop.abort();
-    for (const error of await Promise.all(long)) expect(error).toBeInstanceOf(AbortError);
-  });
-
-  it('after a token is revoked, the replay and every later call send the newer token', async () => {
-    const seen: (string | undefined)[] = [];
-    const { client } = await setup({
-      'GET /bridge/routes': (req, res) => {
-        seen.push(req.headers.authorization);
-        if (req.headers.authorization === 'Bearer tok-1')
-          jsonReply(res, 401, {
-            statusCode: 401,
-            error: 'Unauthorized',
-            code: 'UNAUTHORIZED',
-            message: 'revoked',
-          });
-        else jsonReply(res, 200, { data: [route()] });
-      },
-    });
-    await expect(client.bridge.routes()).resolves.toHaveLength(1);
-    await Promise.all([client.bridge.routes(), client.withOptions({ timeoutMs: 4_000 }).bridge.routes()]);
-    expect(seen).toEqual(['Bearer tok-1', 'Bearer tok-2', 'Bearer tok-2', 'Bearer tok-2']);
-  });
-});
-
 describe('a global fetch replaced after the client was made', () => {
   afterEach(() => {
     vi.unstubAllGlobals();
@@ -202,5 +116,80 @@ describe('a global fetch replaced after the client was made', () => {
     const service = mockService({ routes: { 'GET /bridge/routes': never } });
     vi.stubGlobal('fetch', service.fetch);
     await expect(client.bridge.routes()).rejects.toBeInstanceOf(TimeoutError);
+  });
+});
+
+describe('secrets on the runtime fetch', () => {
+  it('a server that echoes the bearer token and the secret: never in errors, causes, events or logs', async () => {
+    const secret = 'client-secret-value-1234';
+    const issued: string[] = [];
+    const echo = (req: IncomingMessage, res: ServerResponse) => {
+      const authorization = req.headers.authorization ?? '';
+      res.writeHead(401, { 'content-type': 'application/json', 'x-request-id': `req ${authorization}` });
+      res.end(
+        JSON.stringify({
+          statusCode: 401,
+          error: 'Unauthorized',
+          code: 'UNAUTHORIZED',
+          message: `bad ${authorization} ${secret}`,
+        }),
+      );
+    };
+    const server = await faultServer({
+      'POST /auth/token': (_req, res, attempt) => {
+        const value = `bearer-token-value-${attempt}-abcdef`;
+        issued.push(value);
+        jsonReply(res, 200, {
+          access_token: value,
+          token_type: 'Bearer',
+          expires_in: 3600,
+          scope: 'bridge:read',
+        });
+      },
+      'GET /bridge/routes': echo,
+      'GET /bridge/broken': (req, res) => {
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'x-request-id': `id ${req.headers.authorization}`,
+        });
+        res.write('{"data":');
+        setTimeout(() => res.socket?.destroy(), 5);
+      },
+    });
+    const lines: string[] = [];
+    const log = (...args: unknown[]) => lines.push(inspect(args, { depth: 10 }));
+    const client = new PartnerClient({
+      baseUrl: server.url,
+      clientId: 'c',
+      clientSecret: secret,
+      maxRetries: 1,
+      retry: { minDelayMs: 1, maxDelayMs: 5 },
+      logger: { debug: log, info: log, warn: log, error: log },
+      logLevel: 'debug',
+    });
+    const events: unknown[] = [];
+    for (const name of ['request', 'response', 'retry', 'token'] as const)
+      client.on(name, (event: unknown) => events.push(event));
+    try {
+      const errors = [
+        await client.get('/bridge/broken').catch((e: unknown) => e),
+        await client
+          .get('/bridge/broken', {}, { fetchOptions: { keepalive: true } })
+          .catch((e: unknown) => e),
+        await client.bridge.routes().catch((e: unknown) => e),
+      ];
+      expect(errors[0]).toBeInstanceOf(ConnectionError);
+      expect(errors[1]).toBeInstanceOf(ConnectionError);
+      expect(errors[2]).toBeInstanceOf(AuthenticationError);
+      expect(issued.length).toBeGreaterThan(0);
+      const seen = [
+        ...errors.map((error) => `${String(error)} ${inspect(error, { depth: 10 })}`),
+        inspect(events, { depth: 10 }),
+        ...lines,
+      ].join('\n');
+      for (const value of [secret, ...issued]) expect(seen).not.toContain(value);
+    } finally {
+      await server.close();
+    }
   });
 });
