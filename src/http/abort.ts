@@ -218,10 +218,19 @@ let last: Wait | undefined;
 let count = 0;
 let timer: ReturnType<typeof setTimeout> | undefined;
 let armedAt = Number.POSITIVE_INFINITY;
+/**
+ * The `setTimeout` the timer was made with and its `clearTimeout`: a test that installs fake
+ * timers (or takes them out) swaps them, and a timer of the other clock would fire at the wrong
+ * time or never, and could only be cleared by its own clock.
+ */
+let armedWith: typeof setTimeout | undefined;
+let disarm: typeof clearTimeout = clearTimeout;
 
 function arm(at: number, now: number): void {
-  clearTimeout(timer);
+  disarm(timer);
   armedAt = at;
+  armedWith = globalThis.setTimeout;
+  disarm = globalThis.clearTimeout;
   timer = setTimeout(expire, Math.max(1, Math.ceil(at - now)));
   if (count === 0) timer.unref?.();
 }
@@ -251,8 +260,15 @@ function add(wait: Wait, now: number): void {
   else first = wait;
   last = wait;
   count++;
-  // A timer that should have fired long ago was lost (one made under a test's fake clock): re-arm.
-  if (timer === undefined || wait.endsAt < armedAt || armedAt < now - 1_000) arm(wait.endsAt, now);
+  // A timer that should have fired long ago was lost (one made under a test's fake clock), or one
+  // of the other clock is armed: re-arm.
+  if (
+    timer === undefined ||
+    wait.endsAt < armedAt ||
+    armedAt < now - 1_000 ||
+    armedWith !== globalThis.setTimeout
+  )
+    arm(wait.endsAt, now);
   else if (count === 1) timer.ref?.();
 }
 

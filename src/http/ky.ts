@@ -94,6 +94,27 @@ export interface AdapterInput {
 const runtimeFetch: typeof globalThis.fetch | undefined = globalThis.fetch;
 
 /**
+ * Whether the fetch found at load reads the `Request` ky built. One put in the runtime's place
+ * before the SDK was loaded (undici's own, a polyfill) may not: it reads it as a URL.
+ */
+let runtimeReadsRequests = true;
+
+/**
+ * Whether `error` says the fetch could not read the `Request` it was handed (it parsed
+ * `[object Request]` as a URL): nothing went out, and from then on that fetch gets a URL string.
+ */
+export function unreadRequest(error: unknown): boolean {
+  let cause = error;
+  for (let depth = 0; depth < 4 && cause instanceof Error; depth++, cause = cause.cause) {
+    if ((cause as { input?: unknown }).input === '[object Request]') {
+      runtimeReadsRequests = false;
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
  * The client's fetch when the partner gives none: the global one, looked up at each call (a test
  * may replace it after the client is made).
  */
@@ -137,7 +158,8 @@ function runtimeAdapter(
 function adapter(request: Request, options: { [ATTEMPT]: AdapterInput }): Promise<Response> {
   const attempt = options[ATTEMPT];
   const fetch = globalThis.fetch;
-  if (attempt.fetch === globalFetch && fetch === runtimeFetch) return runtimeAdapter(fetch, request, attempt);
+  if (attempt.fetch === globalFetch && fetch === runtimeFetch && runtimeReadsRequests)
+    return runtimeAdapter(fetch, request, attempt);
   const { body, deadline } = attempt;
   const init: Record<string, unknown> = {
     ...attempt.fetchOptions,

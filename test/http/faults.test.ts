@@ -4,6 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { route, transfer } from '../../fixtures/wire.js';
 import {
+  AbortError,
   ApiError,
   AuthenticationError,
   ConnectionError,
@@ -385,6 +386,67 @@ describe("the runtime's own fetch (no fetch option)", () => {
     // Not the wrappers around it (undici's `fetch failed`, ky's NetworkError): what broke.
     expect((error as Error).cause).toMatchObject({ code: 'UND_ERR_SOCKET' });
     expect(server.count('GET /bridge/routes')).toBe(2);
+  });
+
+  it("the caller's signal aborting mid-body ends the call with an AbortError carrying its reason, not retried", async () => {
+    const controller = new AbortController();
+    const { server, client } = await setup({
+      'GET /bridge/routes': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(routesBody.slice(0, 20));
+        setTimeout(() => controller.abort(new Error('caller gave up')), 20);
+      },
+    });
+    const error = await client.bridge.routes({ signal: controller.signal }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AbortError);
+    expect((error as AbortError).cause).toEqual(new Error('caller gave up'));
+    expect(server.count('GET /bridge/routes')).toBe(1);
+  });
+
+  it('a timeout while the token is fetched is a TimeoutError, and the data route is never called', async () => {
+    const { server, client } = await setup(
+      {
+        'POST /auth/token': () => {},
+        'GET /bridge/routes': (_req, res) => jsonReply(res, 200, { data: [] }),
+      },
+      { timeoutMs: 150, maxRetries: 0 },
+    );
+    const error = await client.bridge.routes().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(server.count('GET /bridge/routes')).toBe(0);
+  });
+
+  it('a short timeout begun after long ones ends its call first', async () => {
+    const { client } = await setup({ 'GET /bridge/routes': () => {} }, { maxRetries: 0 });
+    const stop = new AbortController();
+    const long = Array.from({ length: 5 }, () =>
+      client.bridge.routes({ timeoutMs: 60_000, signal: stop.signal }).catch((e: unknown) => e),
+    );
+    const short = await client.bridge.routes({ timeoutMs: 100 }).catch((e: unknown) => e);
+    expect(short).toBeInstanceOf(TimeoutError);
+    expect((short as TimeoutError).message).toContain('100');
+    stop.abort();
+    for (const error of await Promise.all(long)) expect(error).toBeInstanceOf(AbortError);
+  });
+
+  it('after a token is revoked, the replay and every later call send the newer token', async () => {
+    const seen: (string | undefined)[] = [];
+    const { client } = await setup({
+      'GET /bridge/routes': (req, res) => {
+        seen.push(req.headers.authorization);
+        if (req.headers.authorization === 'Bearer tok-1')
+          jsonReply(res, 401, {
+            statusCode: 401,
+            error: 'Unauthorized',
+            code: 'UNAUTHORIZED',
+            message: 'revoked',
+          });
+        else jsonReply(res, 200, { data: [route()] });
+      },
+    });
+    await expect(client.bridge.routes()).resolves.toHaveLength(1);
+    await Promise.all([client.bridge.routes(), client.withOptions({ timeoutMs: 4_000 }).bridge.routes()]);
+    expect(seen).toEqual(['Bearer tok-1', 'Bearer tok-2', 'Bearer tok-2', 'Bearer tok-2']);
   });
 });
 
