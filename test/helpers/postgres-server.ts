@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './redis-server.js';
+import { freePort, spawnServer } from './spawn-server.js';
 
 /**
  * A real PostgreSQL for the Postgres tests: a throwaway cluster made by initdb in a temporary
@@ -80,37 +80,14 @@ function ownedDir(prefix: string): string {
 }
 
 /** Spawns `command` as the `postgres` user, waits for `ready` in its output; answers how to stop it. */
-async function runServer(
+function runServer(
   command: string,
   args: string[],
   ready: string,
   stopSignal: NodeJS.Signals,
 ): Promise<() => Promise<void>> {
-  const child: ChildProcess = spawn(command, args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    ...(USER ? { uid: USER.uid, gid: USER.gid } : {}),
-  });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    const read = (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes(ready)) resolve();
-    };
-    child.stdout?.on('data', read);
-    child.stderr?.on('data', read);
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`${command} exited with ${code}: ${out}`)));
-  });
-  // A test that times out before its `stop` must not leave a server behind when its worker ends.
-  const orphan = () => child.kill('SIGQUIT');
-  process.once('exit', orphan);
-  child.once('exit', () => process.off('exit', orphan));
-  return () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill(stopSignal);
-    });
+  // SIGQUIT, not SIGKILL, for an orphan: the server's own processes then end with it.
+  return spawnServer(command, args, { ready, stopSignal, orphanSignal: 'SIGQUIT', user: USER });
 }
 
 /** `halt` once for good, then the directory removed; the same promise to every caller. */

@@ -1,9 +1,9 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { freePort, spawnServer } from './spawn-server.js';
 
 /**
  * A real redis-server for the Redis tests: started on 127.0.0.1 on a free port, in a temporary
@@ -29,39 +29,13 @@ export const REDIS_SERVER = spawnSync('redis-server', ['--version'], { encoding:
 export const REDIS_MISSING =
   'Redis tests skipped: redis-server not found (install the Debian package redis-server: apt-get install -y redis-server)';
 
-/** A port free on 127.0.0.1 now, for a server a test starts. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** Spawns redis-server with `args`, resolving once it accepts connections; answers how to stop it. */
-async function spawnRedis(args: string[]): Promise<() => Promise<void>> {
-  const child: ChildProcess = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes('Ready to accept connections')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${out}`)));
+function spawnRedis(args: string[]): Promise<() => Promise<void>> {
+  return spawnServer('redis-server', args, {
+    ready: 'Ready to accept connections',
+    stopSignal: 'SIGTERM',
+    orphanSignal: 'SIGKILL',
   });
-  // A test that times out before its `stop` must not leave a server behind when its worker ends.
-  const orphan = () => child.kill('SIGKILL');
-  process.once('exit', orphan);
-  child.once('exit', () => process.off('exit', orphan));
-  return () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
 }
 
 export async function startRedis(
