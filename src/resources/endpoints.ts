@@ -229,6 +229,18 @@ function dataParser<T>(parser: Parser<{ data: T }>): Parser<T> {
   return data;
 }
 
+/** Each `{ data }` row's twin whose answer schema reads the `data`, made once per row. */
+const dataRows = new WeakMap<object, unknown>();
+
+function dataRow<A, T>(endpoint: Endpoint<A, { data: T }>): Endpoint<A, T> {
+  let row = dataRows.get(endpoint) as Endpoint<A, T> | undefined;
+  if (!row) {
+    row = { ...endpoint, schema: (strict) => dataParser(endpoint.schema(strict)) };
+    dataRows.set(endpoint, row);
+  }
+  return row;
+}
+
 /** A call of a row whose answer is `{ data }`: its `data`, read by the call itself. */
 export function callEndpointData<A, T>(
   api: Api,
@@ -237,8 +249,7 @@ export function callEndpointData<A, T>(
   options: RequestOptions | undefined,
   extras?: CallExtras,
 ): Promise<T> {
-  const spec = describe(endpoint, args, api.strict, extras);
-  return api.transport.request({ ...spec, schema: dataParser(spec.schema) }, options);
+  return callEndpoint(api, dataRow(endpoint), args, options, extras);
 }
 
 /** The one call every endpoint method makes: a row of the table, its checked arguments, the options. */
