@@ -100,10 +100,11 @@ const runtimeFetch: typeof globalThis.fetch | undefined = globalThis.fetch;
 let runtimeReadsRequests = true;
 
 /**
- * Whether `error` says the fetch could not read the `Request` it was handed (it parsed
- * `[object Request]` as a URL): nothing went out, and from then on that fetch gets a URL string.
+ * When `error` says the fetch could not read the `Request` it was handed (it parsed
+ * `[object Request]` as a URL), nothing went out: from then on that fetch gets URL strings, and
+ * the answer is true (the caller sends the attempt again).
  */
-export function unreadRequest(error: unknown): boolean {
+export function fallBackToUrls(error: unknown): boolean {
   let cause = error;
   for (let depth = 0; depth < 4 && cause instanceof Error; depth++, cause = cause.cause) {
     if ((cause as { input?: unknown }).input === '[object Request]') {

@@ -9,7 +9,7 @@ import { Deadline, type DeadlineErrors } from './abort.js';
 import { Attempt, AttemptErrors } from './attempt.js';
 import { readText } from './body.js';
 import { DataCall } from './call.js';
-import { type AdapterInput, ATTEMPT, KyClient, unreadRequest } from './ky.js';
+import { type AdapterInput, ATTEMPT, KyClient, fallBackToUrls } from './ky.js';
 import { type RetryHooks, type RetryPolicy, retried, withRetries } from './retry.js';
 import type { DataRequest, Exchange, FetchLike, RawResponse, RequestHook } from './types.js';
 
@@ -164,9 +164,10 @@ export class Transport {
       try {
         response = await this.#send(request, sent);
       } catch (error) {
-        // The global fetch could not read the `Request` (see `unreadRequest`): nothing went out,
-        // and it gets a URL string now.
-        if (!unreadRequest(error)) throw sent.failed(error);
+        // The global fetch could not read the `Request` (see `fallBackToUrls`): nothing went out,
+        // and it gets a URL string now. Caught here, not in the adapter, where a `catch` would hold
+        // a closure for every call in flight.
+        if (!fallBackToUrls(error)) throw sent.failed(error);
         response = await this.#send(request, sent).catch((again: unknown) =>
           Promise.reject(sent.failed(again)),
         );
