@@ -9,7 +9,7 @@ import { Deadline, type DeadlineErrors } from './abort.js';
 import { Attempt, AttemptErrors } from './attempt.js';
 import { readText } from './body.js';
 import { DataCall } from './call.js';
-import { type AdapterInput, ATTEMPT, KyClient, fallBackToUrls } from './ky.js';
+import { type AdapterInput, ATTEMPT, fallBackToUrls, KyClient } from './ky.js';
 import { type RetryHooks, type RetryPolicy, retried, withRetries } from './retry.js';
 import type { DataRequest, Exchange, FetchLike, RawResponse, RequestHook } from './types.js';
 
