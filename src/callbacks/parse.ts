@@ -1,6 +1,6 @@
-import * as z from 'zod';
 import { CallbackParseError } from '../errors/bridge-errors.js';
 import { type BridgeTransfer, bridgeSchemas } from '../schemas/bridge.js';
+import { compiled } from '../schemas/common.js';
 import { formatIssues, toIssues } from '../schemas/issues.js';
 import { type BridgeCallbackKind, CALLBACK_KINDS, TRANSFER_STATES } from '../schemas/states.js';
 
@@ -32,17 +32,9 @@ function decode(body: unknown): unknown {
   return body;
 }
 
-/**
- * The transfer schema of `transfers.get`, compiled by zod (`z.compile`) on first use, as the
- * verifier's are: one generated function per delivery instead of zod's walk from node to node,
- * with the same results (a value it refuses is parsed again by the schema, for the schema's own
- * issues; where code cannot be generated, the schema is used as it is).
- */
-const compiled = new Map<boolean, ReturnType<typeof bridgeSchemas>['transfer']>();
+/** The transfer schema of `transfers.get`, compiled (see `compiled`). */
 function transferSchema(strict: boolean): ReturnType<typeof bridgeSchemas>['transfer'] {
-  let schema = compiled.get(strict);
-  if (!schema) compiled.set(strict, (schema = z.compile(bridgeSchemas(strict).transfer)));
-  return schema;
+  return compiled(bridgeSchemas(strict).transfer);
 }
 
 const STATES: ReadonlySet<string> = new Set(TRANSFER_STATES);

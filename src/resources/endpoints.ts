@@ -16,6 +16,7 @@ import {
   type BridgeTransfer,
   bridgeSchemas,
 } from '../schemas/bridge.js';
+import { compiled } from '../schemas/common.js';
 import { constructArgs, feeEstimateArgs, getArgs, listArgs, quoteArgs, sendArgs } from './params.js';
 import { type TransferPage, transferPageSchema } from './transfer-page.js';
 
@@ -76,14 +77,14 @@ export const ENDPOINTS = {
     method: 'GET',
     path: '/me',
     scopes: [],
-    schema: meSchemas,
+    schema: (strict) => compiled(meSchemas(strict)),
   }),
   routes: endpoint<undefined, { data: BridgeRoute[] }>({
     name: 'bridge.routes',
     method: 'GET',
     path: '/bridge/routes',
     scopes: BRIDGE_READ,
-    schema: (strict) => bridgeSchemas(strict).routes,
+    schema: (strict) => compiled(bridgeSchemas(strict).routes),
   }),
   quote: endpoint<Args<typeof quoteArgs>, { data: BridgeQuote }>({
     name: 'bridge.quote',
@@ -92,7 +93,7 @@ export const ENDPOINTS = {
     scopes: BRIDGE_READ,
     args: quoteArgs,
     parts: (args) => ({ body: args, ids: { userId: args.userId, routeId: args.routeId } }),
-    schema: (strict) => bridgeSchemas(strict).quote,
+    schema: (strict) => compiled(bridgeSchemas(strict).quote),
   }),
   feeEstimate: endpoint<Args<typeof feeEstimateArgs>, { data: BridgeFeeEstimate }>({
     name: 'bridge.feeEstimate',
@@ -104,7 +105,7 @@ export const ENDPOINTS = {
       query: new URLSearchParams({ routeId: args.routeId, amount: args.amount.literal }),
       ids: { routeId: args.routeId },
     }),
-    schema: (strict) => bridgeSchemas(strict).feeEstimate,
+    schema: (strict) => compiled(bridgeSchemas(strict).feeEstimate),
   }),
   construct: endpoint<Args<typeof constructArgs>, { data: BridgeConstructResult }>({
     name: 'bridge.construct',
@@ -120,7 +121,7 @@ export const ENDPOINTS = {
       },
       ids: { userId: args.userId, routeId: args.routeId },
     }),
-    schema: (strict) => bridgeSchemas(strict).construct,
+    schema: (strict) => compiled(bridgeSchemas(strict).construct),
   }),
   send: endpoint<Args<typeof sendArgs>, { data: BridgeSendResult }>({
     name: 'bridge.send',
@@ -129,7 +130,7 @@ export const ENDPOINTS = {
     scopes: BRIDGE_WRITE,
     args: sendArgs,
     parts: (args) => ({ body: args, ids: { userId: args.userId, intentId: args.intentId } }),
-    schema: (strict) => bridgeSchemas(strict).send,
+    schema: (strict) => compiled(bridgeSchemas(strict).send),
     retryable: false,
   }),
   transfers: endpoint<Args<typeof listArgs>, TransferPage>({
@@ -158,7 +159,7 @@ export const ENDPOINTS = {
       query: new URLSearchParams({ userId: args.userId }),
       ids: { userId: args.userId, transferId: args.transferId },
     }),
-    schema: (strict) => bridgeSchemas(strict).transferRead,
+    schema: (strict) => compiled(bridgeSchemas(strict).transferRead),
   }),
 } as const;
 

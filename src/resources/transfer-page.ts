@@ -1,5 +1,6 @@
 import type { Parser } from '../http/transport.js';
 import { type BridgeTransfer, bridgeSchemas } from '../schemas/bridge.js';
+import { compiled } from '../schemas/common.js';
 
 /** One page of a transfer list, as the SDK reads it from wherever the answer put it. */
 export interface TransferPage {
@@ -40,7 +41,7 @@ function locatePage(body: unknown): RawPage | undefined {
 
 /** Reads a list answer into a page, each transfer through the transfer schema. */
 export function transferPageSchema(strict: boolean): Parser<TransferPage> {
-  const transfer = bridgeSchemas(strict).transfer;
+  const transfer = compiled(bridgeSchemas(strict).transfer);
   return {
     safeParse(body: unknown) {
       const page = locatePage(body);

@@ -50,8 +50,16 @@ export const tokenResponseSchema = z.lazy(() =>
   }),
 );
 
-export function meSchemas(strict: boolean) {
+function buildMe(strict: boolean) {
   return record(strict, {
     data: record(strict, { scopes: z.array(openEnum(strict, KNOWN_SCOPES)) }),
   });
+}
+const me = new Map<boolean, ReturnType<typeof buildMe>>();
+
+/** The answer of `GET /me` for one mode, built once on first use. */
+export function meSchemas(strict: boolean): ReturnType<typeof buildMe> {
+  let schema = me.get(strict);
+  if (!schema) me.set(strict, (schema = buildMe(strict)));
+  return schema;
 }

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import {
   type Address,
   atoms,
+  compiled,
   type DecimalString,
   type Hex,
   openEnum,
@@ -322,15 +323,9 @@ export function bridgeSchemas(strict: boolean): BridgeSchemas {
 
 let verifying: Pick<BridgeSchemas, 'route' | 'constructResult'> | undefined;
 
-/**
- * The two schemas `verifyBridgeBatch` applies to every batch, compiled by zod (`z.compile`) on
- * first use: each is one generated function instead of zod's walk from node to node, two to four
- * times faster with the same results. A value the generated code refuses is parsed again by the
- * schema itself, so the issues are the schema's own; where code cannot be generated (no
- * `new Function`), the schema is used as it is.
- */
+/** The two schemas `verifyBridgeBatch` applies to every batch, compiled (see `compiled`). */
 export function verifierSchemas(): Pick<BridgeSchemas, 'route' | 'constructResult'> {
   const { route, constructResult } = bridgeSchemas(false);
-  verifying ??= { route: z.compile(route), constructResult: z.compile(constructResult) };
+  verifying ??= { route: compiled(route), constructResult: compiled(constructResult) };
   return verifying;
 }

