@@ -1,4 +1,4 @@
-import type * as z from 'zod';
+import * as z from 'zod';
 import type { ResponseSink } from '../core/api-promise.js';
 import type { Report } from '../core/isolate.js';
 import { stringifyBody } from '../core/json.js';
@@ -61,11 +61,29 @@ type Row<A, R> = Omit<Endpoint<A, R>, 'retryable' | 'args' | 'parts'> & {
   parts?: (args: A) => RequestParts;
 };
 
+/**
+ * A row's answer schema for each mode, made once, and compiled by zod where it is a zod schema
+ * (`compiled`): a call looks its parser up, it builds and compiles nothing.
+ */
+function answerSchema<R>(schema: (strict: boolean) => Parser<R>): (strict: boolean) => Parser<R> {
+  const made = new Map<boolean, Parser<R>>();
+  return (strict) => {
+    let parser = made.get(strict);
+    if (!parser) {
+      const written = schema(strict);
+      parser = written instanceof z.ZodType ? compiled(written) : written;
+      made.set(strict, parser);
+    }
+    return parser;
+  };
+}
+
 const endpoint = <A, R>(row: Row<A, R>): Endpoint<A, R> => ({
   retryable: true,
   args: undefined,
   parts: () => ({}),
   ...row,
+  schema: answerSchema(row.schema),
 });
 
 type Args<S extends z.ZodType> = z.output<S>;
@@ -77,14 +95,14 @@ export const ENDPOINTS = {
     method: 'GET',
     path: '/me',
     scopes: [],
-    schema: (strict) => compiled(meSchemas(strict)),
+    schema: meSchemas,
   }),
   routes: endpoint<undefined, { data: BridgeRoute[] }>({
     name: 'bridge.routes',
     method: 'GET',
     path: '/bridge/routes',
     scopes: BRIDGE_READ,
-    schema: (strict) => compiled(bridgeSchemas(strict).routes),
+    schema: (strict) => bridgeSchemas(strict).routes,
   }),
   quote: endpoint<Args<typeof quoteArgs>, { data: BridgeQuote }>({
     name: 'bridge.quote',
@@ -93,7 +111,7 @@ export const ENDPOINTS = {
     scopes: BRIDGE_READ,
     args: quoteArgs,
     parts: (args) => ({ body: args, ids: { userId: args.userId, routeId: args.routeId } }),
-    schema: (strict) => compiled(bridgeSchemas(strict).quote),
+    schema: (strict) => bridgeSchemas(strict).quote,
   }),
   feeEstimate: endpoint<Args<typeof feeEstimateArgs>, { data: BridgeFeeEstimate }>({
     name: 'bridge.feeEstimate',
@@ -105,7 +123,7 @@ export const ENDPOINTS = {
       query: new URLSearchParams({ routeId: args.routeId, amount: args.amount.literal }),
       ids: { routeId: args.routeId },
     }),
-    schema: (strict) => compiled(bridgeSchemas(strict).feeEstimate),
+    schema: (strict) => bridgeSchemas(strict).feeEstimate,
   }),
   construct: endpoint<Args<typeof constructArgs>, { data: BridgeConstructResult }>({
     name: 'bridge.construct',
@@ -121,7 +139,7 @@ export const ENDPOINTS = {
       },
       ids: { userId: args.userId, routeId: args.routeId },
     }),
-    schema: (strict) => compiled(bridgeSchemas(strict).construct),
+    schema: (strict) => bridgeSchemas(strict).construct,
   }),
   send: endpoint<Args<typeof sendArgs>, { data: BridgeSendResult }>({
     name: 'bridge.send',
@@ -130,7 +148,7 @@ export const ENDPOINTS = {
     scopes: BRIDGE_WRITE,
     args: sendArgs,
     parts: (args) => ({ body: args, ids: { userId: args.userId, intentId: args.intentId } }),
-    schema: (strict) => compiled(bridgeSchemas(strict).send),
+    schema: (strict) => bridgeSchemas(strict).send,
     retryable: false,
   }),
   transfers: endpoint<Args<typeof listArgs>, TransferPage>({
@@ -159,7 +177,7 @@ export const ENDPOINTS = {
       query: new URLSearchParams({ userId: args.userId }),
       ids: { userId: args.userId, transferId: args.transferId },
     }),
-    schema: (strict) => compiled(bridgeSchemas(strict).transferRead),
+    schema: (strict) => bridgeSchemas(strict).transferRead,
   }),
 } as const;
 

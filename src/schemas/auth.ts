@@ -50,16 +50,8 @@ export const tokenResponseSchema = z.lazy(() =>
   }),
 );
 
-function buildMe(strict: boolean) {
+export function meSchemas(strict: boolean) {
   return record(strict, {
     data: record(strict, { scopes: z.array(openEnum(strict, KNOWN_SCOPES)) }),
   });
-}
-const me = new Map<boolean, ReturnType<typeof buildMe>>();
-
-/** The answer of `GET /me` for one mode, built once on first use. */
-export function meSchemas(strict: boolean): ReturnType<typeof buildMe> {
-  let schema = me.get(strict);
-  if (!schema) me.set(strict, (schema = buildMe(strict)));
-  return schema;
 }
