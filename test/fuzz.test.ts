@@ -112,7 +112,7 @@ const VALID: Record<string, unknown> = {
   send: { userId: 'u', intentId: 'i', signature: `0xff00${'11'.repeat(64)}1b` },
   list: { userId: 'u' },
   get: { userId: 'u', transferId: 't' },
-  wait: { userId: 'u', transferId: 't' },
+  wait: { userId: 'user-1', transferId: 'tr_1' },
   execute: { userId: 'u', routeId: 'base-usdc-to-bsc-usdc', amount: '25.5' },
   routesOptions: undefined,
 };
@@ -214,7 +214,7 @@ describe('fuzz: any input to any public method', () => {
           // A final transfer, so that a wait with valid options returns at once.
           const service = mockService({
             routes: {
-              'GET /bridge/transfers/t': () => json({ data: transfer({ status: 'delivered' }) }),
+              'GET /bridge/transfers/tr_1': () => json({ data: transfer({ status: 'delivered' }) }),
               'GET *': () =>
                 json({ statusCode: 404, error: 'Not Found', code: 'NOT_FOUND', message: 'x' }, 404),
               'POST *': () =>

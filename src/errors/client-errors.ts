@@ -79,6 +79,7 @@ export class TimeoutError extends PartnerError {
     lastStatus,
     phase,
     refusedDeliveries,
+    cause,
   }: {
     method: string;
     path: string;
@@ -87,6 +88,8 @@ export class TimeoutError extends PartnerError {
     lastStatus?: string | undefined;
     phase?: string | undefined;
     refusedDeliveries?: number | undefined;
+    /** When `transfers.wait` gave up after answers it refused: the last refusal. */
+    cause?: unknown;
   }) {
     super(
       transferId === undefined
@@ -94,6 +97,7 @@ export class TimeoutError extends PartnerError {
         : `Waiting for transfer ${transferId} timed out after ${timeoutMs} ms${phase === undefined ? '' : ` in its ${phase} phase`} (last status: ${lastStatus ?? 'none read'})${
             refusedDeliveries ? refusedNote(refusedDeliveries) : ''
           }`,
+      { cause },
     );
     this.method = method;
     this.path = path;
@@ -133,7 +137,10 @@ export type ResponseIssue = Issue;
 
 /**
  * The server answered with a status that means success, but with a body the SDK does not know
- * (broken JSON, missing or mistyped fields, or, with `strict: true`, unknown fields or values).
+ * (broken JSON, missing or mistyped fields, or, with `strict: true`, unknown fields or values), or
+ * one that is not an answer to what was asked: a transfer read naming another transfer or user, a
+ * list holding another user's transfers, a submit naming another transfer or hash. Those fields are
+ * in `mismatched`; their values are never in the error (they may be another user's).
  * The body itself is not kept: it may hold a token.
  *
  * @example
@@ -145,22 +152,40 @@ export class ResponseValidationError extends PartnerError {
   readonly path: string;
   readonly status: number;
   readonly issues: ResponseIssue[];
+  /**
+   * The answer's fields that are well formed but not what was asked for (`transferId`, `userId`,
+   * `userOpHash`, a list item's `userId` or `status`); empty when the shape itself was wrong.
+   */
+  readonly mismatched: string[];
 
   constructor({
     method,
     path,
     status,
     issues,
+    mismatched = [],
   }: {
     method: string;
     path: string;
     status: number;
     issues: ResponseIssue[];
+    mismatched?: string[];
   }) {
     super(`Unexpected response to ${method} ${path} (${status}): ${formatIssues(issues, 5)}`);
     this.method = method;
     this.path = path;
     this.status = status;
     this.issues = issues;
+    this.mismatched = mismatched;
+  }
+
+  /**
+   * An answer whose `issues` are fields naming something other than what was asked: `mismatched`
+   * is their last path segments (`data.3.userId` → `userId`).
+   */
+  static mismatch(init: { method: string; path: string; status: number; issues: readonly ResponseIssue[] }) {
+    const issues = [...init.issues];
+    const mismatched = [...new Set(issues.map((issue) => issue.path.slice(issue.path.lastIndexOf('.') + 1)))];
+    return new ResponseValidationError({ ...init, issues, mismatched });
   }
 }

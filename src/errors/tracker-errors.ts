@@ -1,12 +1,17 @@
 import { PartnerError } from './base.js';
 
 /** Where the transfer tracker failed. */
-export type TrackerErrorStage = 'track' | 'store' | 'read' | 'listener' | 'discover';
+/**
+ * Where the transfer tracker failed. `mismatch`: an observation (a delivery, a listed transfer)
+ * named another user or transfer than the tracked record; it was not taken.
+ */
+export type TrackerErrorStage = 'track' | 'store' | 'read' | 'listener' | 'discover' | 'mismatch';
 
 /**
  * The transfer tracker could not do one step: record a transfer (`track`; from `bridge.execute`,
  * nothing was signed), reach its store, read a transfer, or run a listener in time. On the
- * tracker's `error` event nothing is lost: the step is tried again later. `cause` holds what failed
+ * tracker's `error` event nothing is lost (an observation refused as another user's or transfer's
+ * (`mismatch`) is not taken, and the record stays due): the step is tried again later. `cause` holds what failed
  * underneath.
  *
  * @example

@@ -22,7 +22,13 @@ import type {
 } from '../schemas/bridge.js';
 import { type BridgeExecuteParams, type BridgeExecuteResult, executeBridge } from './execute.js';
 import { SigningTimes } from './signing.js';
-import { type IntentMemory, outcomeUnknown, resolveSubmitOutcome, type TakenSubmit } from './submit.js';
+import {
+  type IntentMemory,
+  outcomeUnknown,
+  refuseOtherSubmit,
+  resolveSubmitOutcome,
+  type TakenSubmit,
+} from './submit.js';
 import { Transfers } from './transfers.js';
 
 export { Transfers };
@@ -170,6 +176,9 @@ export class Bridge extends Resource {
         sent = true;
       };
       result = (await callEndpoint(this.api, ENDPOINTS.send, args, options, { sink, onSent })).data;
+      // An answer naming another transfer or hash than the batch sent says nothing of this one.
+      const known = mine();
+      if (known) refuseOtherSubmit(result, known, answer.response?.status ?? 200);
     } catch (error) {
       // Until the submit went out nothing can have happened (a token failure, an early abort).
       if (!sent || (!outcomeUnknown(error) && !(error instanceof IntentNotFoundError))) throw error;

@@ -15,8 +15,10 @@ import {
 } from '../errors/client-errors.js';
 import { sleep } from '../http/abort.js';
 import { isRetryable } from '../http/retry.js';
+import { ENDPOINTS } from '../resources/endpoints.js';
 import type { BridgeSendResult, BridgeTransfer } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
+import type { Issue } from '../schemas/issues.js';
 
 /** A submit the service took: its result, and the answer that result came from. */
 export interface TakenSubmit {
@@ -81,6 +83,31 @@ export function outcomeUnknown(error: unknown): boolean {
   const serviceRefusal =
     error instanceof ServiceUnavailableError && error.code !== undefined && error.statusText !== undefined;
   return error instanceof ApiError && error.status >= 500 && error.status <= 599 && !serviceRefusal;
+}
+
+/** True for an answer refused as not the one asked for: read again, it may be right next time. */
+export function isAnswerMismatch(error: unknown): error is ResponseValidationError {
+  return error instanceof ResponseValidationError && error.mismatched.length > 0;
+}
+
+/**
+ * Refuses a submit's answer that names another transfer or user operation than the batch this
+ * client built for the intent: the service's answer is then no word on this submit, whose outcome
+ * is found out as any unclear one.
+ */
+export function refuseOtherSubmit(result: BridgeSendResult, known: KnownIntent, status: number): void {
+  const issues: Issue[] = [];
+  if (result.transferId !== known.transferId)
+    issues.push({ path: 'data.transferId', message: 'is not the transfer of the batch sent' });
+  if (result.userOpHash.toLowerCase() !== known.userOpHash.toLowerCase())
+    issues.push({ path: 'data.userOpHash', message: 'is not the hash of the batch sent' });
+  if (issues.length === 0) return;
+  throw ResponseValidationError.mismatch({
+    method: 'POST',
+    path: ENDPOINTS.send.path,
+    status,
+    issues,
+  });
 }
 
 /** The ids that let a caller look up what became of a submit. */
@@ -153,8 +180,9 @@ export async function resolveSubmitOutcome(
     try {
       transfer = await read(known.userId, known.transferId, readOptions());
     } catch (error) {
-      // A refused read (a stopped credential, a missing scope) is refused again later.
-      if (!isRetryable(error)) break;
+      // A refused read (a stopped credential, a missing scope) is refused again later; an answer
+      // naming another transfer may be right on the next read.
+      if (!isRetryable(error) && !isAnswerMismatch(error)) break;
       continue;
     }
     if (transfer.status === 'expired') break;

@@ -4,6 +4,7 @@ import { AbortError, TimeoutError } from '../errors/client-errors.js';
 import { Deadline, sleep } from '../http/abort.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
 import { FINAL_STATES, type KnownTransferStatus, stateRank, type TransferStatus } from '../schemas/states.js';
+import { isAnswerMismatch } from './submit.js';
 
 /** True once `status` is `until`, a final state, or a state that can only come after `until`. */
 export function hasReached(status: TransferStatus, until: TransferStatus | undefined): boolean {
@@ -267,6 +268,21 @@ class RouterWatch {
 const UNSAID = { timedOut: () => undefined, aborted: () => undefined };
 
 /** Polls `read` with backoff until the transfer reaches what is waited for, or a deadline. */
+/** The read intervals of a wait, without and with a router whose deliveries wake it. */
+function cadences(options: WaitOptions): { direct: Cadence; routed: Cadence } {
+  return {
+    direct: {
+      delay: options.pollIntervalMs ?? DEFAULTS.wait.pollIntervalMs,
+      max: options.maxPollIntervalMs ?? DEFAULTS.wait.maxPollIntervalMs,
+    },
+    // With a router taking deliveries, callbacks wake the wait and reads are the fallback.
+    routed: {
+      delay: options.pollIntervalMs ?? DEFAULTS.wait.withRouter.pollIntervalMs,
+      max: options.maxPollIntervalMs ?? DEFAULTS.wait.withRouter.maxPollIntervalMs,
+    },
+  };
+}
+
 export async function pollTransfer(
   read: (options: RequestOptions) => Promise<BridgeTransfer>,
   params: WaitParams,
@@ -278,6 +294,8 @@ export async function pollTransfer(
   // Named by the deadline's error, so that a caller who gives up knows where the transfer stood.
   let lastStatus: TransferStatus | undefined;
   let phase: WaitPhase | undefined;
+  // The last answer refused as another transfer's, while no read since was right.
+  let refused: unknown;
   // Until a read says which phase the transfer is in, no phase's time can have run out: the
   // longest one bounds the first read, and the first phase counts from the start of the wait.
   let phaseMs = phases ? Math.max(...Object.values(phases)) : Number.POSITIVE_INFINITY;
@@ -309,40 +327,38 @@ export async function pollTransfer(
           lastStatus,
           phase,
           refusedDeliveries: router ? watch.refused : undefined,
+          cause: refused,
         });
-  const direct: Cadence = {
-    delay: options.pollIntervalMs ?? DEFAULTS.wait.pollIntervalMs,
-    max: options.maxPollIntervalMs ?? DEFAULTS.wait.maxPollIntervalMs,
-  };
-  // With a router taking deliveries, callbacks wake the wait and reads are the fallback.
-  const routed: Cadence = {
-    delay: options.pollIntervalMs ?? DEFAULTS.wait.withRouter.pollIntervalMs,
-    max: options.maxPollIntervalMs ?? DEFAULTS.wait.withRouter.maxPollIntervalMs,
-  };
+  const { direct, routed } = cadences(options);
   const cadence = () => (watch.trusted ? routed : direct);
   try {
     for (;;) {
       watch.claimed = false;
-      let transfer: BridgeTransfer;
+      let transfer: BridgeTransfer | undefined;
       try {
         transfer = await read({
           signal: (bound as Deadline).signal,
           ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
         });
+        refused = undefined;
       } catch (error) {
         if (halted()) throw stopped();
-        throw error;
+        // Another transfer, or another user's: never the answer; read again on the schedule.
+        if (!isAnswerMismatch(error)) throw error;
+        refused = error;
       }
-      lastStatus = transfer.status;
-      if (hasReached(transfer.status, params.until)) return transfer;
-      const next = phaseOf(transfer.status, phase);
-      if (next !== phase) {
-        if (phases) {
-          phaseMs = phases[next];
-          phaseEnd = (phase === undefined ? started : Date.now()) + phaseMs;
-          arm();
+      if (transfer) {
+        lastStatus = transfer.status;
+        if (hasReached(transfer.status, params.until)) return transfer;
+        const next = phaseOf(transfer.status, phase);
+        if (next !== phase) {
+          if (phases) {
+            phaseMs = phases[next];
+            phaseEnd = (phase === undefined ? started : Date.now()) + phaseMs;
+            arm();
+          }
+          phase = next;
         }
-        phase = next;
       }
       // Checked here, not only by the timer: reads that settle without I/O would never let it fire.
       if (deadline().at - Date.now() <= 0 || halted()) throw stopped();

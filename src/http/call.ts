@@ -174,7 +174,16 @@ function parse<T>(spec: DataRequest<T>, response: RawResponse): T | Promise<T> {
     });
   }
   const finish = (result: ParseResult<T>): T => {
-    if (result.success) return result.data;
+    if (result.success) {
+      const mismatch = spec.check?.(result.data);
+      if (!mismatch?.length) return result.data;
+      throw ResponseValidationError.mismatch({
+        method: spec.method,
+        path: spec.path,
+        status: response.status,
+        issues: mismatch,
+      });
+    }
     throw new ResponseValidationError({
       method: spec.method,
       path: spec.path,

@@ -1,6 +1,7 @@
 import type { ResponseSink } from '../core/api-promise.js';
 import type { RequestOptions } from '../core/request-options.js';
 import type { ParseResult } from '../core/standard-schema.js';
+import type { Issue } from '../schemas/issues.js';
 import type { Deadline } from './abort.js';
 
 /** An HTTP answer, read in full within the attempt's time. */
@@ -51,6 +52,13 @@ export interface DataRequest<T> {
   /** Scopes the endpoint needs, named in a 403's message. */
   scopes: readonly string[];
   schema: Parser<T>;
+  /**
+   * The parsed answer held against what was asked (the ids the call named): an issue for each field
+   * that is not the one asked for, whose path is the field. Such an answer is refused as a
+   * `ResponseValidationError` whose `mismatched` names those fields.
+   */
+  // A method, so that a DataRequest<T> is read as a DataRequest<unknown> by the layers that pass it on.
+  check?(answer: T): readonly Issue[] | undefined;
   /** False for a submit: it is never sent twice, neither by the retry layer nor after a 401. */
   retryable?: boolean;
   /**

@@ -17,6 +17,7 @@ import {
   bridgeSchemas,
 } from '../schemas/bridge.js';
 import { compiled } from '../schemas/common.js';
+import type { Issue } from '../schemas/issues.js';
 import { constructArgs, feeEstimateArgs, getArgs, listArgs, quoteArgs, sendArgs } from './params.js';
 import { type TransferPage, transferPageSchema } from './transfer-page.js';
 
@@ -53,6 +54,12 @@ export interface Endpoint<A, R> {
   schema: (strict: boolean) => Parser<R>;
   /** False for a submit: never sent twice, neither by the retry layer nor after a 401. */
   retryable: boolean;
+  /**
+   * The answer held against the checked arguments: an issue (its path the field) for each field that
+   * names something other than what was asked. Every field the service sends may be wrong, and a
+   * partner credits users from what a read returns.
+   */
+  check?: (answer: R, args: A) => Issue[];
 }
 
 type Row<A, R> = Omit<Endpoint<A, R>, 'retryable' | 'args' | 'parts'> & {
@@ -165,6 +172,16 @@ export const ENDPOINTS = {
       return { query, ids: { userId: args.userId } };
     },
     schema: transferPageSchema,
+    check: ({ items }, args) => {
+      const issues: Issue[] = [];
+      items.forEach((item, index) => {
+        if (item.userId !== args.userId)
+          issues.push({ path: `data.${index}.userId`, message: 'is not the user asked for' });
+        if (args.status !== undefined && item.status !== args.status)
+          issues.push({ path: `data.${index}.status`, message: 'is not the status asked for' });
+      });
+      return issues;
+    },
   }),
   transfer: endpoint<Args<typeof getArgs>, { data: BridgeTransfer }>({
     name: 'bridge.transfers.get',
@@ -178,8 +195,26 @@ export const ENDPOINTS = {
       ids: { userId: args.userId, transferId: args.transferId },
     }),
     schema: (strict) => bridgeSchemas(strict).transferRead,
+    check: ({ data }, args) => sameTransfer(data, args),
   }),
 } as const;
+
+/**
+ * Issues for a transfer that is not the one asked for: another transfer, or another user's. Paths
+ * only: the values may be another user's data.
+ */
+export function sameTransfer(
+  transfer: { transferId: string; userId: string },
+  asked: { transferId: string; userId: string },
+  at = 'data',
+): Issue[] {
+  const issues: Issue[] = [];
+  if (transfer.transferId !== asked.transferId)
+    issues.push({ path: `${at}.transferId`, message: 'is not the transfer asked for' });
+  if (transfer.userId !== asked.userId)
+    issues.push({ path: `${at}.userId`, message: 'is not the user asked for' });
+  return issues;
+}
 
 /** What a resource calls through: the transport wrapped by auth, and the client's `strict`. */
 export interface Api {
@@ -202,7 +237,7 @@ export interface CallExtras {
 
 /** The description of a call to `endpoint` with checked `args`: the transport's `DataRequest`. */
 export function describe<A, R>(
-  { method, path, scopes, schema, retryable, parts }: Endpoint<A, R>,
+  { method, path, scopes, schema, retryable, parts, check }: Endpoint<A, R>,
   args: A,
   strict: boolean,
   { sink, onSent }: CallExtras = {},
@@ -216,6 +251,7 @@ export function describe<A, R>(
     ...(body === undefined ? {} : { body: stringifyBody(body) }),
     scopes,
     schema: schema(strict),
+    ...(check ? { check: (answer: R) => check(answer, args) } : {}),
     ...(retryable ? {} : { retryable }),
     ...(onSent ? { onSent } : {}),
     ...(ids ? { ids } : {}),
@@ -254,7 +290,12 @@ const dataRows = new WeakMap<object, unknown>();
 function dataRow<A, T>(endpoint: Endpoint<A, { data: T }>): Endpoint<A, T> {
   let row = dataRows.get(endpoint) as Endpoint<A, T> | undefined;
   if (!row) {
-    row = { ...endpoint, schema: (strict) => dataParser(endpoint.schema(strict)) };
+    const { check, ...rest } = endpoint;
+    row = {
+      ...rest,
+      schema: (strict) => dataParser(endpoint.schema(strict)),
+      ...(check ? { check: (data: T, args: A) => check({ data }, args) } : {}),
+    };
     dataRows.set(endpoint, row);
   }
   return row;

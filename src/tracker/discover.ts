@@ -1,4 +1,5 @@
 import type { Page } from '../core/pagination.js';
+import { TrackerError } from '../errors/tracker-errors.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
 import { stateRank } from '../schemas/states.js';
 import type { TrackerDiscovery } from './options.js';
@@ -55,6 +56,17 @@ async function sweepUser(
       : await ctx.client.bridge.transfers.list({ userId, limit: pageSize });
     for (const transfer of page.data) {
       if (Date.parse(transfer.createdAt) < horizon) return;
+      // A client known only by its shape may list what the SDK's own client refuses.
+      if (transfer.userId !== userId) {
+        ctx.events.fail(
+          new TrackerError({
+            stage: 'mismatch',
+            message: `the transfers listed for ${userId} hold another user's`,
+          }),
+          `a transfer listed for ${userId} belongs to another user: not adopted`,
+        );
+        continue;
+      }
       if (await adopt(ctx, transfer)) result.adopted += 1;
     }
   } while (page.hasNextPage() && !ctx.signal.aborted);

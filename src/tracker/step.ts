@@ -1,5 +1,7 @@
 import { isPartnerError } from '../errors/base.js';
+import { ResponseValidationError } from '../errors/client-errors.js';
 import { TrackerError } from '../errors/tracker-errors.js';
+import { ENDPOINTS, sameTransfer } from '../resources/endpoints.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
 import { FINAL_STATES, stateRank } from '../schemas/states.js';
 import type { TrackerEvents } from './events.js';
@@ -53,6 +55,8 @@ export async function step(ctx: StepContext, lease: TrackerLease, forceRead = fa
     record.reads += 1;
     try {
       const transfer = await ctx.client.bridge.transfers.get({ userId: record.userId, transferId: id });
+      // A client known only by its shape may hand on an answer the SDK's own client refuses.
+      refuseOther(transfer, record);
       result.transfer = transfer;
       record.failures = 0;
       observe(record, transfer);
@@ -95,6 +99,18 @@ export async function step(ctx: StepContext, lease: TrackerLease, forceRead = fa
     retryMs ?? (record.observed ? nextReadIn(ctx.schedule, record, now) : ctx.schedule.schedule.pending);
   await settle(ctx, () => ctx.store.complete(lease, { record, nextReadInMs }), id);
   return result;
+}
+
+/** A read that is not this record's transfer (another transfer, another user's) is a failed read. */
+function refuseOther(transfer: BridgeTransfer, record: TrackerRecord): void {
+  const issues = sameTransfer(transfer, record);
+  if (issues.length === 0) return;
+  throw ResponseValidationError.mismatch({
+    method: 'GET',
+    path: ENDPOINTS.transfer.path,
+    status: 200,
+    issues,
+  });
 }
 
 /** Takes a read into the record when it is newer than what was observed; an unknown state is not ranked. */

@@ -314,18 +314,36 @@ export class TransferTracker {
     else this.#schedule(0);
   }
 
-  /** A state the router dispatched: an observation, as a read would be. Never rejects. */
+  /**
+   * A state the router dispatched: an observation, as a read would be, once it is held against the
+   * record (a delivery naming another user than the tracked transfer's is not taken). Never rejects.
+   */
   #observe(transfer: BridgeTransfer): Promise<void> | undefined {
     const rank = stateRank(transfer?.status);
     if (rank === undefined) return undefined;
-    return this.#settings.store.observe(transfer.transferId, transfer, rank).then(
+    return this.#record(transfer, rank).then(
       () => this.#wake(),
       (error: unknown) =>
         this.#events.fail(
-          storeError(error, transfer.transferId),
+          error instanceof TrackerError ? error : storeError(error, transfer.transferId),
           'recording a delivery failed; read later instead',
         ),
     );
+  }
+
+  async #record(transfer: BridgeTransfer, rank: number): Promise<void> {
+    const store = this.#settings.store;
+    const id = transfer.transferId;
+    const record = await store.get(id);
+    if (!record) return;
+    if (record.userId !== transfer.userId) {
+      throw new TrackerError({
+        stage: 'mismatch',
+        transferId: id,
+        message: `a delivery for ${id} names another user than the tracked transfer's: not taken`,
+      });
+    }
+    await store.observe(id, transfer, rank);
   }
 }
 

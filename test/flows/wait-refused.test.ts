@@ -106,7 +106,7 @@ describe('a refused callback is not a slow transfer', () => {
     for (const options of [{ router }, {}]) {
       const error = await makeClient(service)
         .bridge.transfers.wait(
-          { userId: 'u', transferId: 'tr_1' },
+          { userId: 'user-1', transferId: 'tr_1' },
           { ...options, totalTimeoutMs: 30, pollIntervalMs: 5 },
         )
         .then(
@@ -124,7 +124,7 @@ describe('the deprecated timeoutMs of wait', () => {
   const service = mockService({
     routes: { 'GET /bridge/transfers/tr_1': () => json({ data: transfer({ status: 'delivered' }) }) },
   });
-  const ids = { userId: 'u', transferId: 'tr_1' };
+  const ids = { userId: 'user-1', transferId: 'tr_1' };
 
   it('warns once per client through logger.warn', async () => {
     const { logger, lines } = warningsLogger();

@@ -110,7 +110,7 @@ describe('transfers.wait', () => {
     });
     const client = makeClient(service);
     const error = await client.bridge.transfers
-      .wait({ userId: 'u', transferId: 'tr_1' }, { totalTimeoutMs: 30, pollIntervalMs: 5 })
+      .wait({ userId: 'user-1', transferId: 'tr_1' }, { totalTimeoutMs: 30, pollIntervalMs: 5 })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TimeoutError);
     // The deadline's error says which transfer gave up waiting, and where it stood.
@@ -118,7 +118,7 @@ describe('transfers.wait', () => {
     expect((error as Error).message).toContain('tr_1');
     const controller = new AbortController();
     const pending = client.bridge.transfers.wait(
-      { userId: 'u', transferId: 'tr_1' },
+      { userId: 'user-1', transferId: 'tr_1' },
       { signal: controller.signal, pollIntervalMs: 10_000 },
     );
     setTimeout(() => controller.abort(), 10);
@@ -131,12 +131,15 @@ describe('transfers.wait', () => {
     });
     const client = makeClient(service);
     await expect(
-      client.bridge.transfers.wait({ userId: 'u', transferId: 'tr_1' }, { timeoutMs: 30, pollIntervalMs: 5 }),
+      client.bridge.transfers.wait(
+        { userId: 'user-1', transferId: 'tr_1' },
+        { timeoutMs: 30, pollIntervalMs: 5 },
+      ),
     ).rejects.toBeInstanceOf(TimeoutError);
     const reads = service.count('GET /bridge/transfers/tr_1');
     await expect(
       client.bridge.transfers.wait(
-        { userId: 'u', transferId: 'tr_1' },
+        { userId: 'user-1', transferId: 'tr_1' },
         { timeoutMs: 30, totalTimeoutMs: 30, pollIntervalMs: 5 },
       ),
     ).rejects.toMatchObject({
@@ -158,7 +161,7 @@ describe('transfers.wait', () => {
     });
     await expect(
       makeClient(service).bridge.transfers.wait(
-        { userId: 'u', transferId: 'tr_1' },
+        { userId: 'user-1', transferId: 'tr_1' },
         { timeoutMs: 30_000, pollIntervalMs: 1 },
       ),
     ).rejects.toBeInstanceOf(TimeoutError);
@@ -170,13 +173,13 @@ describe('transfers.wait', () => {
       routes: { 'GET /bridge/transfers/tr_1': () => envelopeError(404, 'NOT_FOUND', 'no such transfer') },
     });
     await expect(
-      makeClient(service).bridge.transfers.wait({ userId: 'u', transferId: 'tr_1' }),
+      makeClient(service).bridge.transfers.wait({ userId: 'user-1', transferId: 'tr_1' }),
     ).rejects.toMatchObject({ status: 404 });
   });
 });
 
 describe('transfers.wait: a deadline per phase', () => {
-  const ids = { userId: 'u', transferId: 'tr_1' };
+  const ids = { userId: 'user-1', transferId: 'tr_1' };
 
   it('follows a refund for hours, past the deadlines of the phases before it', async () => {
     const service = timeline(

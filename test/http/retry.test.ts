@@ -208,13 +208,13 @@ describe('every 5xx is retried where repeating is safe', () => {
       'transfers.get',
       'GET /bridge/transfers/tr_1',
       () => json({ data: transfer() }),
-      (c) => c.bridge.transfers.get({ userId: 'u', transferId: 'tr_1' }),
+      (c) => c.bridge.transfers.get({ userId: 'user-1', transferId: 'tr_1' }),
     ],
     [
       'transfers.list',
       'GET /bridge/transfers',
       () => json({ data: [transfer()], nextCursor: null }),
-      async (c) => c.bridge.transfers.list({ userId: 'u' }),
+      async (c) => c.bridge.transfers.list({ userId: 'user-1' }),
     ],
     [
       'quote',

@@ -10,7 +10,7 @@ describe('forward compatibility', () => {
     const service = mockService({
       routes: { 'GET /bridge/transfers/tr_1': () => json({ data: future(), extra: 1 }) },
     });
-    const result = await makeClient(service).bridge.transfers.get({ userId: 'u', transferId: 'tr_1' });
+    const result = await makeClient(service).bridge.transfers.get({ userId: 'user-1', transferId: 'tr_1' });
     expect(result.status).toBe('bridging_slowly');
     expect((result as unknown as Record<string, unknown>).newField).toEqual({ x: 1 });
   });
@@ -32,7 +32,7 @@ describe('forward compatibility', () => {
     });
     const client = makeClient(service, { strict: true });
     const error = (await client.bridge.transfers
-      .get({ userId: 'u', transferId: 'tr_1' })
+      .get({ userId: 'user-1', transferId: 'tr_1' })
       .catch((e: unknown) => e)) as ResponseValidationError;
     expect(error).toBeInstanceOf(ResponseValidationError);
     expect(error.issues.map((issue) => issue.path)).toEqual(expect.arrayContaining(['data.status', 'data']));
