@@ -119,6 +119,8 @@ describe('partner-s2s-sdk sign and send', { timeout: 60_000 }, () => {
     expect(sent.code).toBe(0);
     expect(JSON.parse(sent.stdout)).toMatchObject({ transferId: built.transferId });
     expect(sim.transfer(built.transferId).status).toBe('submitted');
+    // It took the whole balance on chain: the tests that follow need USDC again.
+    sim.fund(sim.demo.userId, 8453, route.from.contractAddress, 10_000_000_000n);
   });
 
   it('refuses what does not verify: exit 1, no signature, the issues on stderr', async () => {

@@ -12,7 +12,7 @@ import { HttpFailure, validation } from './envelope.js';
 import { jsonObject, rawNumber } from './json.js';
 import type { RouteState, SimRoutes } from './routes.js';
 import type { IntentRecord, SimTransfers } from './transfers.js';
-import type { SimUsers } from './users.js';
+import type { SimUsers, UserRecord } from './users.js';
 
 /*
  * The two calls that make a transfer: construct (balance checks, a quote, a real bridge batch, a
@@ -53,7 +53,8 @@ export class SimIntents {
     if (state.signWindowSec > 0 && this.routes.quoteTtlSec < state.signWindowSec)
       throw new HttpFailure(503, 'SERVICE_UNAVAILABLE', 'quote expires too soon to sign; retry shortly');
     const { from } = state.route;
-    const balance = this.users.balance(user, from.chainId, from.contractAddress);
+    // What the chain holds: operations submitted before took their share when they were included.
+    const balance = this.held(user, from);
     let amountInRaw: bigint;
     if (max) {
       const spendable = balance - state.gasFeeRaw;
@@ -177,14 +178,43 @@ export class SimIntents {
       this.transfers.enter(record, 'failed', { failureReason: used });
       return taken;
     }
+    // Validated: the EntryPoint includes the operation whatever its calls do, so from here the
+    // nonce is spent and a first delegation applied even when the calls revert.
+    const reverted = this.revertReason(user, record.transfer);
     user.opNonces.set(slot, (user.opNonces.get(slot) ?? 0n) + 1n);
     if (intent.bundle.authorization) {
       user.delegated.add(chainId);
       user.authNonces.set(chainId, (user.authNonces.get(chainId) ?? 0) + 1);
     }
     this.transfers.enter(record, 'submitted', {});
-    this.transfers.scheduleProgress(record);
+    if (reverted) this.transfers.enter(record, 'failed', { failureReason: reverted });
+    else this.transfers.scheduleProgress(record);
     return taken;
+  }
+
+  /**
+   * Why the batch's calls would revert on chain, undefined when they run: the wallet cannot pay
+   * the amount and gas fee (the deposit's transferFrom or the fee transfer fails, and the batch
+   * with it).
+   */
+  private revertReason(user: UserRecord, transfer: BridgeTransfer): string | undefined {
+    const { source } = transfer;
+    const needed = BigInt(source.amountRaw) + BigInt(transfer.gasFeeRaw);
+    const chainSide = { chainId: source.chainId, contractAddress: source.tokenAddress };
+    const held = this.held(user, chainSide);
+    if (held >= needed) return undefined;
+    const amount = (raw: bigint) => `${fromRawAmount(raw, source.decimals)} ${source.token}`;
+    const before = held < this.users.balance(user, source.chainId, source.tokenAddress);
+    return `the calls reverted: the wallet cannot pay ${amount(needed)} (amount and gas fee), it holds ${amount(held)}${before ? ' after the operations submitted before it' : ''}; the operation was included and its nonce spent`;
+  }
+
+  /**
+   * What the wallet holds of a token on chain: its balance less what its submitted operations took
+   * when they were included (the balance here moves only when they are confirmed).
+   */
+  private held(user: UserRecord, token: { chainId: number; contractAddress: string }): bigint {
+    const balance = this.users.balance(user, token.chainId, token.contractAddress);
+    return balance - this.transfers.inFlight(user.userId, token.chainId, token.contractAddress);
   }
 }
 

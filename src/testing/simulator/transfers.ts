@@ -57,6 +57,22 @@ export class SimTransfers {
     this.intents.set(intent.intentId, { ...intent, transferId });
   }
 
+  /**
+   * What a user's submitted transfers take from one token on one chain: included on chain, so
+   * gone from the wallet there, but not yet confirmed, when the balance here moves.
+   */
+  inFlight(userId: string, chainId: number, token: string): bigint {
+    let taken = 0n;
+    for (const { transfer } of this.transfers.values()) {
+      const { source } = transfer;
+      if (transfer.userId !== userId || transfer.status !== 'submitted' || source.chainId !== chainId)
+        continue;
+      if (source.tokenAddress.toLowerCase() === token.toLowerCase())
+        taken += BigInt(source.amountRaw) + BigInt(transfer.gasFeeRaw);
+    }
+    return taken;
+  }
+
   /** The states the service could move a transfer to from where it is now. */
   next(record: TransferRecord): readonly string[] {
     return TRANSITIONS[record.transfer.status] ?? [];
