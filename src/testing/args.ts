@@ -236,6 +236,9 @@ export function simulatorArgs<O, C, U, R, T>(find: SimulatorLookups<O, C, U, R, 
             .nonnegative('must not be negative')
             .refine(Number.isFinite, 'must be finite')
             .optional(),
+          depositFunction: z
+            .enum(['deposit', 'depositV3'], { error: 'must be deposit or depositV3' })
+            .optional(),
         })
         .refine(
           (change) =>

@@ -230,11 +230,14 @@ export class PartnerSimulator {
    * Changes how a route behaves: paused (400), unreachable (`limits: null`, 503), fees, and its
    * limits in source base units (`minAmountRaw`, `maxAmountRaw`; an amount outside is a 400), and
    * the time a signer is given (`signWindowSec`: while a quote lives less, construct answers 503
-   * "quote expires too soon to sign"; 0, the default, is off).
+   * "quote expires too soon to sign"; 0, the default, is off), and the SpokePool function its
+   * batches deposit through (`depositFunction`: `deposit`, the default, or `depositV3`; the verifier
+   * accepts both).
    *
    * @example
    * sim.configureRoute(routeId, { providerFeeBps: 25n }); // the next construct is priced higher
    * sim.configureRoute(routeId, { signWindowSec: 300 }); // quotes of 120 s are refused with 503
+   * sim.configureRoute(routeId, { depositFunction: 'depositV3' }); // batches deposit with address arguments
    */
   configureRoute(
     routeId: string,
@@ -248,6 +251,8 @@ export class PartnerSimulator {
       maxAmountRaw?: bigint;
       /** While a quote lives less than this many seconds, construct answers 503; 0 is off. */
       signWindowSec?: number;
+      /** The SpokePool function batches deposit through: `deposit` (the default) or `depositV3`. */
+      depositFunction?: 'deposit' | 'depositV3';
     },
   ): void {
     this.#admin.run('configureRoute', { routeId, change });

@@ -1,7 +1,7 @@
 import { getUserOperationHash } from 'viem/account-abstraction';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ArgumentError, signBridgeBatch } from '../../src/index.js';
+import { ArgumentError, PartnerClient, signBridgeBatch, verifyBridgeBatch } from '../../src/index.js';
 import { userOperationForViem } from '../../src/testing/batch.js';
 import { buildBridgeBundle, createPartnerSimulator, type PartnerSimulator } from '../../src/testing/index.js';
 
@@ -280,6 +280,27 @@ describe('simulator: bridge', () => {
         userOperation: userOperationForViem(bundle.userOp),
       } as never),
     ).toBe(bundle.userOpHash);
+  });
+
+  it('deposits through depositV3 when the route is configured so, and the SDK verifies and signs it', async () => {
+    sim = createPartnerSimulator();
+    sim.configureRoute(ROUTE, { depositFunction: 'depositV3' });
+    const client = new PartnerClient({ baseUrl: sim.baseUrl, ...sim.demo.credentials, fetch: sim.fetch });
+    const signer = privateKeyToAccount(sim.demo.wallet.privateKey);
+    const route = (await client.bridge.routes()).find((r) => r.routeId === ROUTE)!;
+    const built = await client.bridge.construct({ userId: sim.demo.userId, routeId: ROUTE, amount: '5' });
+    expect(built.bundle.calls[1]!.data.slice(0, 10)).toBe('0x7b939232');
+    const verified = verifyBridgeBatch({ route, construct: built, wallet: signer.address, amount: '5' });
+    const signed = await signBridgeBatch({ verified, signer });
+    await client.bridge.send({ userId: sim.demo.userId, intentId: built.intentId, ...signed });
+    expect(sim.transfer(built.transferId).status).toBe('submitted');
+    // And back: the current encoding.
+    sim.configureRoute(ROUTE, { depositFunction: 'deposit' });
+    expect((await construct(sim)).bundle.calls[1].data.slice(0, 10)).toBe('0xad5425c6');
+    const wrong = thrown(() => sim.configureRoute(ROUTE, { depositFunction: 'deposit2' as never }));
+    expect((wrong as ArgumentError).issues).toEqual([
+      { path: 'change.depositFunction', message: expect.stringMatching(/deposit.*depositV3/) },
+    ]);
   });
 
   it('spends an intent once, and not after its quote expired', async () => {

@@ -87,6 +87,7 @@ export class SimIntents {
       fillDeadline: nowSec + 3 * 3600 + 900,
       authorizationNonce: delegated ? null : (user.authNonces.get(from.chainId) ?? 0),
       delegate: DEFAULT_DELEGATES[0]!,
+      depositFunction: state.depositFunction,
       // The sender's current EntryPoint nonce under the owner's key: the same until one of its
       // operations executes.
       nonceKey: OWNER_NONCE_KEY,

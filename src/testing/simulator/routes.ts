@@ -23,6 +23,11 @@ export interface RouteState {
    * expires too soon to sign". 0 (the default) is off.
    */
   signWindowSec: number;
+  /**
+   * The SpokePool function the batch deposits through: `deposit` (bytes32 arguments, what Across's
+   * own tooling builds) or `depositV3` (address arguments, kept by the SpokePool for compatibility).
+   */
+  depositFunction: 'deposit' | 'depositV3';
 }
 
 /**
@@ -68,6 +73,7 @@ function defaultRoutes(): RouteState[] {
     providerFeeBps: 10n,
     feeCeilingBps: 100n,
     signWindowSec: 0,
+    depositFunction: 'deposit',
   });
   return [make(base, bsc, 120_000n), make(bsc, base, 150_000_000_000_000_000n)];
 }
