@@ -10,6 +10,9 @@ const spokePoolAbi = parseAbi([
   'function deposit(bytes32 depositor, bytes32 recipient, bytes32 inputToken, bytes32 outputToken, uint256 inputAmount, uint256 outputAmount, uint256 destinationChainId, bytes32 exclusiveRelayer, uint32 quoteTimestamp, uint32 fillDeadline, uint32 exclusivityParameter, bytes message)',
   'function depositV3(address depositor, address recipient, address inputToken, address outputToken, uint256 inputAmount, uint256 outputAmount, uint256 destinationChainId, address exclusiveRelayer, uint32 quoteTimestamp, uint32 fillDeadline, uint32 exclusivityDeadline, bytes message)',
 ]);
+/** The paymaster a built batch names unless told otherwise (the chain tests sponsor from it). */
+export const SIMULATOR_PAYMASTER: Address = '0x2cc0c7981D846b9F2a16276556f6e8cb52BfB633';
+
 const accountAbi = parseAbi(['function executeBatch((address target, uint256 value, bytes data)[] calls)']);
 
 /** What `buildBridgeBundle` builds a batch from. */
@@ -183,8 +186,7 @@ export function buildBridgeBundle(input: BuildBridgeBundleParams): BridgeBundle 
   }
   const entryPoint = params.entryPoint ?? entryPoint07Address;
   const delegate = params.delegate ?? MAV2_7702_DELEGATE_V100;
-  const paymaster =
-    params.paymaster === undefined ? '0x2cc0c7981D846b9F2a16276556f6e8cb52BfB633' : params.paymaster;
+  const paymaster = params.paymaster === undefined ? SIMULATOR_PAYMASTER : params.paymaster;
   const userOp: Record<string, unknown> & { sender: Address } = {
     sender: wallet,
     nonce: toHex(((params.nonceKey ?? OWNER_NONCE_KEY) << 64n) | (params.sequence ?? 0n)),
