@@ -118,14 +118,18 @@ export async function ensurePackage(pinned: PinnedPackage): Promise<string> {
   const scratch = mkdtempSync(join(CHAIN_CACHE, '.fetch-'));
   try {
     const spec = `${pinned.name}@${pinned.version}`;
-    await run('npm', ['pack', spec, '--pack-destination', scratch, '--silent'], {
+    await run('npm', ['pack', spec, '--pack-destination', scratch, '--loglevel=error'], {
       cwd: scratch,
       timeout: 300_000,
       env: { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false' },
     }).catch((error: NodeJS.ErrnoException & { stderr?: string }) => {
-      throw new Error(
-        `npm pack ${spec} failed: ${(error.stderr ?? error.message).trim().split('\n').at(-1)}`,
-      );
+      // npm's own words: the first error lines name the cause (ECONNREFUSED, E404, …).
+      const said = (error.stderr ?? '')
+        .split('\n')
+        .filter((line) => line.startsWith('npm error') && !line.includes('    at '))
+        .slice(0, 4)
+        .map((line) => line.replace(/^npm error\s*/, ''));
+      throw new Error(`npm pack ${spec} failed: ${said.join('; ') || error.message}`);
     });
     const tarball = readdirSync(scratch).find((name) => name.endsWith('.tgz'));
     if (!tarball) throw new Error(`npm pack ${spec} wrote no tarball`);
