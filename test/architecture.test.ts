@@ -52,13 +52,6 @@ const ONCHAIN_PACKAGE_EXCEPTIONS = new Set([
   'src/onchain/keccak.ts → @noble/hashes/utils',
 ]);
 
-/**
- * Arrows that still run the wrong way, as `importer → imported`, each removed by a later part of
- * issue 13. A new violation fails the test; so does one of these disappearing (delete its line):
- * the set only shrinks, to empty.
- */
-const ALLOWED_FOR_NOW = new Set<string>([]);
-
 interface Found {
   file: string;
   line: number;
@@ -260,14 +253,8 @@ function circles(files: readonly string[]): string[][] {
 describe('architecture: the folders are the layers (ARCHITECTURE.md)', () => {
   const found = violations();
 
-  it('no import runs against the layer rule, except those ALLOWED_FOR_NOW', () => {
-    const fresh = found.filter((violation) => !ALLOWED_FOR_NOW.has(violation.key));
-    expect(fresh.map((violation) => `${violation.where}: ${violation.why}`)).toEqual([]);
-  });
-
-  it('every ALLOWED_FOR_NOW entry still exists (delete the ones that are fixed)', () => {
-    const seen = new Set(found.map((violation) => violation.key));
-    expect([...ALLOWED_FOR_NOW].filter((key) => !seen.has(key))).toEqual([]);
+  it('no import runs against the layer rule', () => {
+    expect(found.map((violation) => `${violation.where}: ${violation.why}`)).toEqual([]);
   });
 
   it('the scanner sees static, type-only, dynamic, re-export and type-level imports, and fetch', () => {
