@@ -187,6 +187,109 @@ describe('partner-s2s-sdk sign and send', { timeout: 60_000 }, () => {
     expect(expired.stderr).toMatch(/expir/);
   });
 
+  /** An answer of the service as a client in another language saves it: the body, byte for byte. */
+  async function rawAnswer(path: string, init: RequestInit = {}): Promise<string> {
+    const token = await fetch(`${server.url}/api/v1/s2s/auth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: sim.demo.credentials.clientId,
+        client_secret: sim.demo.credentials.clientSecret,
+      }).toString(),
+    });
+    const { access_token } = (await token.json()) as { access_token: string };
+    const answer = await fetch(`${server.url}/api/v1/s2s${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/json' },
+    });
+    expect(answer.status).toBe(200);
+    return answer.text();
+  }
+
+  function saveText(name: string, text: string): string {
+    const file = join(tmp, name);
+    writeFileSync(file, text);
+    return file;
+  }
+
+  it('verifies and signs the raw {"data": …} answers of construct and routes, as a client in another language saved them', async () => {
+    const constructFile = saveText(
+      'raw-construct.json',
+      await rawAnswer('/bridge/construct/transaction/batch', {
+        method: 'POST',
+        body: JSON.stringify({ userId: sim.demo.userId, routeId: ROUTE_ID, amount: 5 }),
+      }),
+    );
+    // The whole routes answer: the route is the one the construct result was built on.
+    const routesFile = saveText('raw-routes.json', await rawAnswer('/bridge/routes'));
+    const wallet = sim.demo.wallet.address;
+    const verified = await runMain([
+      'verify',
+      constructFile,
+      '--route',
+      routesFile,
+      '--wallet',
+      wallet,
+      '--amount',
+      '5',
+    ]);
+    expect(verified.stderr).toBe('');
+    expect(verified.code).toBe(0);
+    expect(verified.stdout.split('\n')[0]).toBe('Bridge 5 USDC from Base to BNB Chain');
+    // The route on its own, as the service's answer holds it, works as well.
+    const oneRoute = save('raw-route.json', { data: route });
+    const signed = await runMain(
+      ['sign', constructFile, '--route', oneRoute, '--wallet', wallet, '--amount', '5', '--key-env', KEY_ENV],
+      env,
+    );
+    expect(signed.code).toBe(0);
+    expect(JSON.parse(signed.stdout)).toMatchObject({ signature: expect.stringMatching(/^0xff00/) });
+  });
+
+  it('says what a construct or route file should hold when it holds something else', async () => {
+    const quoteFile = saveText(
+      'raw-quote.json',
+      await rawAnswer('/bridge/quote', {
+        method: 'POST',
+        body: JSON.stringify({ userId: sim.demo.userId, routeId: ROUTE_ID, amount: 5 }),
+      }),
+    );
+    const wrongFile = await runMain([
+      'verify',
+      quoteFile,
+      '--route',
+      routeFile,
+      '--wallet',
+      sim.demo.wallet.address,
+      '--amount',
+      '5',
+    ]);
+    expect(wrongFile.code).toBe(1);
+    expect(wrongFile.stderr).toMatch(/shape\.construct/);
+    expect(wrongFile.stderr).toContain(
+      `hint: ${quoteFile} should hold the answer of POST /api/v1/s2s/bridge/construct/transaction/batch`,
+    );
+
+    const built = await client.bridge.construct({ userId: sim.demo.userId, routeId: ROUTE_ID, amount: '5' });
+    const constructFile = save('construct-elsewhere.json', { data: built });
+    const otherRoutes = save('other-routes.json', {
+      data: [{ ...route, routeId: 'somewhere-else' }],
+    });
+    const noSuchRoute = await runMain([
+      'verify',
+      constructFile,
+      '--route',
+      otherRoutes,
+      '--wallet',
+      sim.demo.wallet.address,
+      '--amount',
+      '5',
+    ]);
+    expect(noSuchRoute.code).toBe(2);
+    expect(noSuchRoute.stderr).toContain(`error: ${otherRoutes} holds no route ${ROUTE_ID}`);
+  });
+
   // Last: it moves the simulator's clock.
   it('verify --now checks a fixture saved at another time as of that time', async () => {
     sim.advanceClock(2 * 86_400_000);
