@@ -124,5 +124,9 @@ export * from './errors/index.js';
 // Amounts: decimal strings and bigint base units, never floats.
 export { type AmountInput, fromRawAmount, toRawAmount } from './core/amounts.js';
 
+// The interface for other languages: its OpenAPI 3.1 document (also `partner-s2s-sdk/openapi.json`).
+export { openApiDocument } from './resources/openapi.js';
+export type { OpenApiDocument, OpenApiDocumentOptions } from './resources/openapi.js';
+
 // Testing: the simulator and batch builders are in `partner-s2s-sdk/testing`;
 // the Redis token and callback stores in `partner-s2s-sdk/redis`.
