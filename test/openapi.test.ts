@@ -1,7 +1,14 @@
 import { compileErrors, validate } from '@readme/openapi-parser';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { describe, expect, it } from 'vitest';
-import { API_PREFIX, ArgumentError, KNOWN_SCOPES, openApiDocument } from '../src/index.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  API_PREFIX,
+  ArgumentError,
+  KNOWN_SCOPES,
+  type OpenApiDocument,
+  openApiDocument,
+} from '../src/index.js';
+import { createPartnerSimulator, type PartnerSimulator } from '../src/testing/index.js';
 import { checkSnippets } from './helpers/type-check.js';
 
 /*
@@ -161,5 +168,30 @@ export const fit = {
       { url: 'https://partner.example.com', description: 'The service.' },
     ]);
     expect(() => openApiDocument({ baseUrl: 'ftp://partner.example.com' })).toThrow(ArgumentError);
+  });
+});
+
+describe('the simulator serves it at GET /openapi.json, at its root', () => {
+  let sim: PartnerSimulator | undefined;
+  afterEach(() => sim?.close());
+
+  it('as a function and over HTTP, naming itself as the server', async () => {
+    sim = createPartnerSimulator();
+    const answer = await sim.fetch(`${sim.baseUrl}/openapi.json`);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+    const served = (await answer.json()) as OpenApiDocument;
+    expect(served).toEqual({ ...doc, servers: [{ url: sim.baseUrl, description: 'The service.' }] });
+    const server = await sim.listen();
+    try {
+      const overHttp = (await (await fetch(`${server.url}/openapi.json`)).json()) as OpenApiDocument;
+      expect(overHttp.servers).toEqual([{ url: server.url, description: 'The service.' }]);
+      expect(overHttp.paths).toEqual(doc.paths);
+    } finally {
+      await server.close();
+    }
+    expect((await sim.fetch(`${sim.baseUrl}/openapi.json`, { method: 'POST' })).status).toBe(405);
+    // Not a path of the interface: below the prefix it is answered as any unknown path is.
+    expect((await sim.fetch(`${sim.baseUrl}${API_PREFIX}/openapi.json`)).status).toBe(401);
   });
 });

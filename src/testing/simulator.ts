@@ -9,6 +9,7 @@ import type { CallbackDelivery } from './simulator/callbacks.js';
 import { createCore, type SimCore } from './simulator/core.js';
 import { partnerApi, type ReceivedRequest } from './simulator/endpoints.js';
 import { listenOn, simulatorFetch } from './simulator/http.js';
+import { openApiMount } from './simulator/openapi.js';
 import { DEFAULT_ROUTE_TOKENS } from './simulator/routes.js';
 
 /** Options of {@link createPartnerSimulator}. */
@@ -114,6 +115,7 @@ export class PartnerSimulator {
     // Both mounts read the state of the moment, so that a reset reaches requests already routed.
     this.fetch = simulatorFetch([
       { prefix: API_PREFIX, handle: (request) => partnerApi(this.#core, this.requests).handle(request) },
+      openApiMount(),
       adminApi({
         admin: () => this.#admin,
         deliveries: () => this.callbackDeliveries,
