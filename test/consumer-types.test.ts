@@ -7,7 +7,13 @@ import { checkConsumer } from './helpers/type-check.js';
  * through its `exports` (ESM and CommonJS), from a project of its own.
  */
 
-const BUILT = ['dist/index.d.ts', 'dist/testing/index.d.ts', 'dist/redis/index.d.ts', 'dist/index.d.cts'];
+const BUILT = [
+  'dist/index.d.ts',
+  'dist/testing/index.d.ts',
+  'dist/redis/index.d.ts',
+  'dist/index.d.cts',
+  'dist/openapi.json',
+];
 const built = BUILT.every((file) => existsSync(file));
 const NOT_BUILT = 'consumer type tests skipped: no dist (run npm run build first)';
 if (!built) {
@@ -61,6 +67,24 @@ describe.runIf(built)('the built declarations in a partner project', () => {
     );
     expect(errors).toEqual([]);
     expect(files.filter((file) => /\/node_modules\/(viem|ox|abitype)\//.test(file))).toEqual([]);
+  }, 120_000);
+
+  it('import the OpenAPI document as JSON, ESM and CommonJS, typed as what it holds', () => {
+    const { errors } = checkConsumer(
+      {
+        'openapi.mts': `
+import doc from 'partner-s2s-sdk/openapi.json' with { type: 'json' };
+export const version: string = doc.openapi;
+export const paths: string[] = Object.keys(doc.paths);
+`,
+        'openapi.cts': `
+import doc = require('partner-s2s-sdk/openapi.json');
+export const version: string = doc.info.version;
+`,
+      },
+      { ...SERVER_PROJECT, resolveJsonModule: true, skipLibCheck: false },
+    );
+    expect(errors).toEqual([]);
   }, 120_000);
 
   it('take a viem LocalAccount as a BridgeSigner under exactOptionalPropertyTypes', () => {

@@ -73,9 +73,12 @@ describe('the API reference', () => {
   const tsconfig = ts.readConfigFile('tsconfig.json', ts.sys.readFile).config as {
     typedocOptions: { entryPoints: string[] };
   };
-  /** Each subpath the package exports (but package.json), with the source of its declarations. */
+  /**
+   * Each module the package exports, with the source of its declarations: not its JSON files
+   * (package.json, the OpenAPI document), which have no API to document.
+   */
   const subpaths = Object.entries(pkg.exports)
-    .filter(([subpath]) => subpath !== './package.json')
+    .filter(([subpath]) => !subpath.endsWith('.json'))
     .map(([subpath, target]) => {
       const types = typeof target === 'string' ? target : target.import?.types;
       return {

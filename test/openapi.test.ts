@@ -1,3 +1,6 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -193,5 +196,32 @@ describe('the simulator serves it at GET /openapi.json, at its root', () => {
     expect((await sim.fetch(`${sim.baseUrl}/openapi.json`, { method: 'POST' })).status).toBe(405);
     // Not a path of the interface: below the prefix it is answered as any unknown path is.
     expect((await sim.fetch(`${sim.baseUrl}${API_PREFIX}/openapi.json`)).status).toBe(401);
+  });
+});
+
+describe('the package ships it as partner-s2s-sdk/openapi.json', () => {
+  const NOT_BUILT =
+    'the packaged OpenAPI document is not checked: no dist/openapi.json (run npm run build first)';
+  const built = existsSync('dist/openapi.json');
+  if (!built) {
+    if (process.env.CI === 'true') throw new Error(`${NOT_BUILT}; CI=true does not allow skipping it`);
+    console.warn(NOT_BUILT);
+  }
+
+  it.runIf(built)('resolved by name through the exports, the same document, and imported as JSON', () => {
+    // The package resolves its own name: what a partner's require or import reaches.
+    const file = createRequire(import.meta.url).resolve('partner-s2s-sdk/openapi.json');
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(doc);
+    const imported = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "import doc from 'partner-s2s-sdk/openapi.json' with { type: 'json' }; console.log(doc.openapi);",
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(imported.stderr).toBe('');
+    expect(imported.stdout.trim()).toBe(doc.openapi);
   });
 });
