@@ -1,5 +1,6 @@
 import { SEND_USAGE, SIGN_USAGE, send, sign, VERIFY_USAGE, verify } from './batch.js';
 import { EXIT, type Io, report, terminalIo, UsageError } from './common.js';
+import { OPENAPI_USAGE, openapi } from './openapi.js';
 import { ROUTES_USAGE, routes, TOKEN_USAGE, TRANSFERS_USAGE, token, transfers } from './ops.js';
 import { SIMULATE_USAGE, simulate } from './simulate.js';
 
@@ -16,6 +17,7 @@ const COMMANDS: Record<string, { run: (args: string[], io: Io) => Promise<number
   verify: { run: verify, usage: VERIFY_USAGE },
   sign: { run: sign, usage: SIGN_USAGE },
   send: { run: send, usage: SEND_USAGE },
+  openapi: { run: openapi, usage: OPENAPI_USAGE },
 };
 
 export const USAGE = `usage: partner-s2s-sdk <command> [options]
@@ -29,6 +31,7 @@ commands:
   verify       verify a saved construct result against a route, offline
   sign         verify a saved construct result, then sign it with a key from the environment
   send         submit what sign printed; prints the transfer id
+  openapi      print the OpenAPI 3.1 document of the interface (as partner-s2s-sdk/openapi.json)
 
 Run "partner-s2s-sdk <command> --help" for a command's options.
 exit codes: 0 ok, 1 verification failed or the service refused, 2 usage error`;
