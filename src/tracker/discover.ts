@@ -52,7 +52,7 @@ async function sweepUser(
     result.read += 1;
     page = page
       ? await page.getNextPage()
-      : await ctx.client.bridge.transfers.list({ userId, limit: pageSize });
+      : await ctx.client.bridge.transfers.list({ userId, limit: pageSize }, ctx.read);
     for (const transfer of page.data) {
       if (Date.parse(transfer.createdAt) < horizon) return;
       if (await adopt(ctx, transfer)) result.adopted += 1;

@@ -1,3 +1,4 @@
+import type { RequestOptions } from '../core/request-options.js';
 import { isPartnerError } from '../errors/base.js';
 import { TrackerError } from '../errors/tracker-errors.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
@@ -15,8 +16,12 @@ export interface StepContext {
   events: TrackerEvents;
   limiter: ReadLimiter;
   schedule: ScheduleSettings;
-  /** Fires on `stop()`: a step still waiting for room to read gives its lease back. */
+  /** Fires on `stop()`: a step still waiting for room to read, or reading, gives its lease back. */
   signal: AbortSignal;
+  /** What a renewal before each listener call extends the lease by. */
+  leaseMs: number;
+  /** The options of every read (`get`, `list`): its share of the lease, and `signal`. */
+  read: RequestOptions;
 }
 
 /** What one step did. */
@@ -52,11 +57,19 @@ export async function step(ctx: StepContext, lease: TrackerLease, forceRead = fa
     result.read = 1;
     record.reads += 1;
     try {
-      const transfer = await ctx.client.bridge.transfers.get({ userId: record.userId, transferId: id });
+      const transfer = await ctx.client.bridge.transfers.get(
+        { userId: record.userId, transferId: id },
+        ctx.read,
+      );
       result.transfer = transfer;
       record.failures = 0;
       observe(record, transfer);
     } catch (error) {
+      // stop() ended the read: nothing failed, and the lease goes back as it was.
+      if (ctx.signal.aborted) {
+        await settle(ctx, () => ctx.store.release(lease, 0), id);
+        return result;
+      }
       result.failure = error;
       record.failures += 1;
       record.updatedAt = Date.now();
@@ -73,7 +86,7 @@ export async function step(ctx: StepContext, lease: TrackerLease, forceRead = fa
   }
   let retryMs: number | undefined;
   if (!record.final && record.observed && record.observedRank > record.dispatchedRank) {
-    if (await dispatchState(ctx, record)) result.dispatched = 1;
+    if (await dispatchState(ctx, lease, record)) result.dispatched = 1;
     else
       retryMs = Math.min(
         ctx.schedule.schedule.submitted,
@@ -86,7 +99,8 @@ export async function step(ctx: StepContext, lease: TrackerLease, forceRead = fa
     const phase = overduePhase(ctx.schedule, record, now);
     if (phase && record.phaseSince !== null) {
       const overdue = { transfer: record.observed, phase, since: new Date(record.phaseSince) };
-      if (await ctx.events.dispatch('overdue', id, [overdue])) record.overdue.push(phase);
+      if (await ctx.events.dispatch('overdue', id, [overdue], () => holds(ctx, lease)))
+        record.overdue.push(phase);
       advanceSchedule(ctx.schedule, record, record.observed.status, now);
     }
   }
@@ -106,19 +120,36 @@ function observe(record: TrackerRecord, transfer: BridgeTransfer): void {
 }
 
 /**
- * Dispatches the observed state: its `transition`, then `final` if it is final. Recorded as done
- * only when every listener succeeded; otherwise it is dispatched again later.
+ * Dispatches the observed state: its `transition`, then `final` if it is final, each listener
+ * only under the lease, renewed right before it. Recorded as done only when every listener
+ * succeeded; otherwise it is dispatched again later (by whoever holds the transfer then).
  */
-async function dispatchState(ctx: StepContext, record: TrackerRecord): Promise<boolean> {
+async function dispatchState(ctx: StepContext, lease: TrackerLease, record: TrackerRecord): Promise<boolean> {
   const transfer = record.observed!;
   const previous = record.dispatched ?? undefined;
   const final = FINAL_STATES.has(transfer.status);
-  if (!(await ctx.events.dispatch('transition', record.transferId, [transfer, previous]))) return false;
-  if (final && !(await ctx.events.dispatch('final', record.transferId, [transfer]))) return false;
+  const hold = () => holds(ctx, lease);
+  if (!(await ctx.events.dispatch('transition', record.transferId, [transfer, previous], hold))) return false;
+  if (final && !(await ctx.events.dispatch('final', record.transferId, [transfer], hold))) return false;
   record.dispatched = transfer.status;
   record.dispatchedRank = record.observedRank;
   record.final = final;
   return true;
+}
+
+/**
+ * Renews the lease for `leaseMs` from now, right before a listener is called: false once another
+ * owner claimed the transfer (a step that outlived its lease dispatches nothing the new holder
+ * dispatches too), and false when the store could not say, reported: dispatched later.
+ */
+async function holds(ctx: StepContext, lease: TrackerLease): Promise<boolean> {
+  try {
+    return (await ctx.store.renew(lease, { leaseMs: ctx.leaseMs })) === true;
+  } catch (error) {
+    const id = lease.record.transferId;
+    ctx.events.fail(storeError(error, id), `the store could not renew the lease of ${id}; dispatched later`);
+    return false;
+  }
 }
 
 /** A store call whose failure is reported, never thrown: the lease expires and the work is done again. */

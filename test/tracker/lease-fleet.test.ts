@@ -28,6 +28,7 @@ const SCENARIO: Omit<LiveFleetOptions, 'store' | 'stores'> = {
   transfers: 20,
   users: 4,
   leaseMs: LEASE_MS,
+  listenerTimeoutMs: LISTENER_TIMEOUT_MS,
   listenerMs: LISTENER_TIMEOUT_MS - 200,
   slowReadMs: LEASE_MS + 500,
   retryAfterSec: 2,
