@@ -133,6 +133,34 @@ describe('a step dispatches only while it holds its lease', () => {
   });
 });
 
+describe('stop() and the reads under way', () => {
+  it('stop() abandons a read under way: no error, and the lease goes back for another tracker', async () => {
+    const sim = createPartnerSimulator();
+    cleanups.push(() => sim.close());
+    const store = new MemoryTrackerStore();
+    let arrived!: () => void;
+    const reading = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const hanging = (async (input: Request | URL | string, init?: RequestInit) => {
+      if (!isRead(input, init)) return sim.fetch(input, init);
+      arrived();
+      return new Promise<Response>((_, reject) =>
+        init?.signal?.addEventListener('abort', () => reject(init.signal!.reason), { once: true }),
+      );
+    }) as typeof fetch;
+    const t = twoTrackers(sim, store, hanging);
+    const transfer = await deliveredTransfer(sim);
+    await t.a.track(transfer);
+    await t.a.start();
+    await reading;
+    await t.a.stop();
+    expect(t.errors).toEqual([]);
+    expect(await t.b.runOnce()).toEqual({ read: 1, dispatched: 1 });
+    expect(t.finals.map(([name, f]) => [name, f.status])).toEqual([['b', 'delivered']]);
+  });
+});
+
 describe('every part of a step fits in the lease', () => {
   it("a read that hangs is cut within the read's share of the lease, whatever the client's timeoutMs", async () => {
     const sim = createPartnerSimulator();
