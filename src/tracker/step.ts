@@ -20,6 +20,8 @@ export interface StepContext {
   signal: AbortSignal;
   /** What a renewal before each listener call extends the lease by. */
   leaseMs: number;
+  /** What each listener may take: it must end within the lease renewed before it. */
+  listenerTimeoutMs: number;
   /** The options of every read (`get`, `list`): its share of the lease, and `signal`. */
   read: RequestOptions;
 }
@@ -140,16 +142,28 @@ async function dispatchState(ctx: StepContext, lease: TrackerLease, record: Trac
 /**
  * Renews the lease for `leaseMs` from now, right before a listener is called: false once another
  * owner claimed the transfer (a step that outlived its lease dispatches nothing the new holder
- * dispatches too), and false when the store could not say, reported: dispatched later.
+ * dispatches too), and false when the store could not say, or said it too late for a listener to
+ * end within the lease, reported: dispatched later.
  */
 async function holds(ctx: StepContext, lease: TrackerLease): Promise<boolean> {
+  const id = lease.record.transferId;
+  const asked = performance.now();
   try {
-    return (await ctx.store.renew(lease, { leaseMs: ctx.leaseMs })) === true;
+    if ((await ctx.store.renew(lease, { leaseMs: ctx.leaseMs })) !== true) return false;
   } catch (error) {
-    const id = lease.record.transferId;
     ctx.events.fail(storeError(error, id), `the store could not renew the lease of ${id}; dispatched later`);
     return false;
   }
+  // The store renewed the lease after `asked`: it ends `leaseMs` after that at the earliest.
+  const tookMs = Math.round(performance.now() - asked);
+  if (tookMs + ctx.listenerTimeoutMs <= ctx.leaseMs) return true;
+  const late = new TrackerError({
+    stage: 'store',
+    transferId: id,
+    message: `the store took ${tookMs} ms to renew the lease of ${id}: a listener of up to ${ctx.listenerTimeoutMs} ms would outlive the ${ctx.leaseMs} ms lease`,
+  });
+  ctx.events.fail(late, `renewing the lease of ${id} was too slow; dispatched later`);
+  return false;
 }
 
 /** A store call whose failure is reported, never thrown: the lease expires and the work is done again. */

@@ -232,7 +232,7 @@ export class TransferTracker {
   }
 
   #context(): StepContext {
-    const { client, store, schedule, deadlines, afterExpiryMs, leaseMs } = this.#settings;
+    const { client, store, schedule, deadlines, afterExpiryMs, leaseMs, listenerTimeoutMs } = this.#settings;
     return {
       client,
       store,
@@ -246,6 +246,7 @@ export class TransferTracker {
       },
       signal: this.#abort.signal,
       leaseMs,
+      listenerTimeoutMs,
       read: this.#readOptions(),
     };
   }

@@ -116,6 +116,44 @@ describe('a step dispatches only while it holds its lease', () => {
     expect(t.finals.map(([name, f]) => [name, f.status])).toEqual([['b', 'delivered']]);
   });
 
+  it('a renewal that came back too late for a listener to end within the lease calls none', async () => {
+    const sim = createPartnerSimulator();
+    cleanups.push(() => sim.close());
+    const memory = new MemoryTrackerStore();
+    let slow = true;
+    // The store answers a renewal after 1.2 s of a 1.5 s lease: a listener of 0.5 s could outlive it.
+    const store = new Proxy(memory, {
+      get(target, name) {
+        const value = Reflect.get(target, name, target);
+        if (name !== 'renew') return typeof value === 'function' ? value.bind(target) : value;
+        return async (...args: Parameters<TrackerStore['renew']>) => {
+          if (slow) await new Promise((resolve) => setTimeout(resolve, 1_200));
+          return target.renew(...args);
+        };
+      },
+    });
+    const client = new PartnerClient({ baseUrl: sim.baseUrl, ...sim.demo.credentials, fetch: sim.fetch });
+    const tracker = createTransferTracker({
+      client,
+      store,
+      leaseMs: 1_500,
+      schedule: { submitted: 50 }, // an undispatched state is tried again this soon
+      discover: false,
+    });
+    const finals: BridgeTransfer[] = [];
+    const errors: unknown[] = [];
+    tracker.on('final', (transfer) => void finals.push(transfer));
+    tracker.on('error', (error) => void errors.push(error));
+    const transfer = await deliveredTransfer(sim);
+    await tracker.track(transfer);
+    expect(await tracker.runOnce()).toEqual({ read: 1, dispatched: 0 });
+    expect(finals).toEqual([]);
+    expect(errors.some((e) => e instanceof TrackerError && e.stage === 'store')).toBe(true);
+    slow = false;
+    await until(async () => (await tracker.runOnce()).dispatched === 1, 'dispatched once the store is quick');
+    expect(finals.map((f) => f.status)).toEqual(['delivered']);
+  });
+
   it('a store written before renew is refused at construction, naming what it lacks', () => {
     const sim = createPartnerSimulator();
     const client = new PartnerClient({ baseUrl: sim.baseUrl, ...sim.demo.credentials, fetch: sim.fetch });
