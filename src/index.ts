@@ -116,7 +116,7 @@ export type { TrackerDeadlines, TrackerDiscovery } from './tracker/options.js';
 export { MemoryTrackerStore } from './tracker/memory-store.js';
 export { newTrackerRecord } from './tracker/record.js';
 export type { TrackerStore, TrackerRecord, TrackerLease, TrackOptions } from './tracker/store.js';
-export type { ClaimDueRequest, ClaimOneResult, CompleteRequest } from './tracker/store.js';
+export type { ClaimDueRequest, ClaimOneResult, CompleteRequest, RenewRequest } from './tracker/store.js';
 
 // Errors: one class per failure, and the guards that tell them apart.
 export * from './errors/index.js';

@@ -188,6 +188,20 @@ export const DEFAULTS = deepFreeze({
     },
     /** One lease covers one read and dispatch of one transfer; a killed process holds it this long at most. */
     leaseMs: 30_000,
+    /**
+     * Without `listenerTimeoutMs`, each awaited listener may take this share of `leaseMs` (10 s of
+     * the default 30 s): a listener starts only under a lease just renewed, and ends within it.
+     */
+    listenerShare: 1 / 3,
+    /**
+     * A read of one transfer, its retries and their waits (`Retry-After` included) take at most
+     * this share of `leaseMs` (15 s of the default 30 s), whatever the client's own settings: each
+     * of its `readRetries + 1` attempts gets an equal part, and its retries the time left after
+     * the first and the last.
+     */
+    readShare: 0.5,
+    /** Retries of one read after its first attempt failed, within `readShare` of the lease. */
+    readRetries: 2,
     /** Transfers claimed per round. */
     batchSize: 50,
     /** Reads per second one tracker makes at most, list pages included. */
