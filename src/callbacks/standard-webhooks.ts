@@ -82,25 +82,47 @@ export const webhookSecretSchema = () =>
       "must be a Standard Webhooks secret: 'whsec_' followed by non-empty base64",
     );
 
+/**
+ * The `secret` and `secrets` fields, for a `z.strictObject`; give it `exactlyOneSecret` as its
+ * `superRefine`. Shared with the simulator's `callbackSigning`, which signs as these verify.
+ *
+ * @example
+ * z.strictObject(secretsShape()).superRefine(exactlyOneSecret);
+ */
+export const secretsShape = () => ({
+  secret: webhookSecretSchema().optional(),
+  secrets: z.array(webhookSecretSchema(), { error: 'must be an array of secrets' }).optional(),
+});
+
+/**
+ * One of `secret` and `secrets` (not both), and at least one secret.
+ *
+ * @example
+ * z.strictObject(secretsShape()).superRefine(exactlyOneSecret);
+ */
+export function exactlyOneSecret(
+  options: { secret?: string | undefined; secrets?: readonly string[] | undefined },
+  ctx: z.RefinementCtx,
+): void {
+  const given = Number(options.secret !== undefined) + Number(options.secrets !== undefined);
+  if (given !== 1)
+    ctx.addIssue({ code: 'custom', message: 'give exactly one of secret or secrets', path: [] });
+  else if (options.secrets?.length === 0)
+    ctx.addIssue({ code: 'custom', message: 'must hold at least one secret', path: ['secrets'] });
+}
+
 // Built on the first standardWebhooks, not at import.
 const optionsSchema = z.lazy(() =>
   z
     .strictObject({
-      secret: webhookSecretSchema().optional(),
-      secrets: z.array(webhookSecretSchema(), { error: 'must be an array of secrets' }).optional(),
+      ...secretsShape(),
       toleranceSec: z
         .number({ error: 'must be a number of seconds' })
         .nonnegative('must not be negative')
         .refine(Number.isFinite, 'must be finite')
         .optional(),
     })
-    .superRefine((options, ctx) => {
-      const given = Number(options.secret !== undefined) + Number(options.secrets !== undefined);
-      if (given !== 1)
-        ctx.addIssue({ code: 'custom', message: 'give exactly one of secret or secrets', path: [] });
-      else if (options.secrets?.length === 0)
-        ctx.addIssue({ code: 'custom', message: 'must hold at least one secret', path: ['secrets'] });
-    }),
+    .superRefine(exactlyOneSecret),
 );
 
 const encoder = new TextEncoder();
