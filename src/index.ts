@@ -127,3 +127,4 @@ export { type AmountInput, fromRawAmount, toRawAmount } from './core/amounts.js'
 
 // Testing: the simulator and batch builders are in `partner-s2s-sdk/testing`;
 // the Redis token and callback stores in `partner-s2s-sdk/redis`.
+export { VERSION } from './core/version.js';
