@@ -105,6 +105,7 @@ export { CallbackRouter, createCallbackRouter } from './callbacks/router.js';
 export type { CallbackRouterOptions, CallbackRouterEvents, CallbackRequest } from './callbacks/router.js';
 export type { DispatchOutcome, RejectedDelivery } from './callbacks/router.js';
 export type { IgnoredCallback, IgnoredReason } from './callbacks/router.js';
+export { standardWebhooks, type StandardWebhooksOptions } from './callbacks/standard-webhooks.js';
 export { compareClaim, MemoryCallbackStore } from './callbacks/store.js';
 export type { CallbackStore, ClaimRequest, ClaimResult, RecordedState } from './callbacks/store.js';
 

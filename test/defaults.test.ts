@@ -38,6 +38,8 @@ describe('DEFAULTS', () => {
         storeCapacity: 50_000,
         acknowledgeListenerErrors: false,
         strict: false,
+        webhookToleranceSec: 300,
+        webhookIdCapacity: 50_000,
       },
       redis: {
         tokenPrefix: 'partner-s2s:token:',

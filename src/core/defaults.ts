@@ -135,6 +135,16 @@ export const DEFAULTS = deepFreeze({
     /** At least once: a failed listener leaves the state unrecorded, to be delivered again. */
     acknowledgeListenerErrors: false,
     strict: false,
+    /**
+     * `standardWebhooks`: how far a delivery's signed `webhook-timestamp` may be from the
+     * receiver's clock, either way (the Standard Webhooks reference's five minutes).
+     */
+    webhookToleranceSec: 300,
+    /**
+     * `standardWebhooks`: the `webhook-id`s it remembers while their timestamp is within the
+     * tolerance; the oldest is forgotten first.
+     */
+    webhookIdCapacity: 50_000,
   },
   /** The stores of `partner-s2s-sdk/redis`. */
   redis: {
