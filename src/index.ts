@@ -105,6 +105,7 @@ export { CallbackRouter, createCallbackRouter } from './callbacks/router.js';
 export type { CallbackRouterOptions, CallbackRouterEvents, CallbackRequest } from './callbacks/router.js';
 export type { DispatchOutcome, RejectedDelivery } from './callbacks/router.js';
 export type { IgnoredCallback, IgnoredReason } from './callbacks/router.js';
+export { standardWebhooks, type StandardWebhooksOptions } from './callbacks/standard-webhooks.js';
 export { compareClaim, MemoryCallbackStore } from './callbacks/store.js';
 export type { CallbackStore, ClaimRequest, ClaimResult, RecordedState } from './callbacks/store.js';
 
@@ -116,7 +117,7 @@ export type { TrackerDeadlines, TrackerDiscovery } from './tracker/options.js';
 export { MemoryTrackerStore } from './tracker/memory-store.js';
 export { newTrackerRecord } from './tracker/record.js';
 export type { TrackerStore, TrackerRecord, TrackerLease, TrackOptions } from './tracker/store.js';
-export type { ClaimDueRequest, ClaimOneResult, CompleteRequest } from './tracker/store.js';
+export type { ClaimDueRequest, ClaimOneResult, CompleteRequest, RenewRequest } from './tracker/store.js';
 
 // Errors: one class per failure, and the guards that tell them apart.
 export * from './errors/index.js';
@@ -130,3 +131,4 @@ export type { OpenApiDocument, OpenApiDocumentOptions } from './resources/openap
 
 // Testing: the simulator and batch builders are in `partner-s2s-sdk/testing`;
 // the Redis token and callback stores in `partner-s2s-sdk/redis`.
+export { VERSION } from './core/version.js';

@@ -309,3 +309,27 @@ describe('architecture: no circle and files of one sitting', () => {
     expect(run.status).toBe(0);
   });
 });
+
+describe('architecture: each idea said once', () => {
+  it('the transfer states are spelled out in at most two src files (the state table and the simulator)', () => {
+    const states = [
+      'pending',
+      'submitted',
+      'source_confirmed',
+      'delivered',
+      'refund_pending',
+      'refunded',
+      'failed',
+      'expired',
+    ];
+    // A table keyed by a few phases is configuration; a file naming six or more states restates the list.
+    const spelled = sourceFiles('src')
+      .map((path) => path.split('\\').join('/'))
+      .filter((file) => {
+        const text = readFileSync(file, 'utf8');
+        return states.filter((state) => text.includes(`'${state}'`)).length >= 6;
+      });
+    expect(spelled.length).toBeLessThanOrEqual(2);
+    expect(spelled).toContain('src/schemas/states.ts');
+  });
+});
