@@ -58,6 +58,18 @@ describe('partner-s2s-sdk sign and send', { timeout: 60_000 }, () => {
     return ['sign', constructFile, '--route', routeFile, '--wallet', wallet, ...amount, '--key-env', KEY_ENV];
   }
 
+  /** `verify` of a construct file against a route file, for the demo wallet and 5 tokens. */
+  const verify5 = (constructFile: string, routesFile: string) => [
+    'verify',
+    constructFile,
+    '--route',
+    routesFile,
+    '--wallet',
+    sim.demo.wallet.address,
+    '--amount',
+    '5',
+  ];
+
   function expectNoKey(...outputs: string[]) {
     for (const output of outputs) expect(output).not.toContain(sim.demo.wallet.privateKey.slice(2));
   }
@@ -188,7 +200,7 @@ describe('partner-s2s-sdk sign and send', { timeout: 60_000 }, () => {
   });
 
   /** An answer of the service as a client in another language saves it: the body, byte for byte. */
-  async function rawAnswer(path: string, init: RequestInit = {}): Promise<string> {
+  async function rawAnswer(path: string, body?: unknown): Promise<string> {
     const token = await fetch(`${server.url}/api/v1/s2s/auth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -200,12 +212,15 @@ describe('partner-s2s-sdk sign and send', { timeout: 60_000 }, () => {
     });
     const { access_token } = (await token.json()) as { access_token: string };
     const answer = await fetch(`${server.url}/api/v1/s2s${path}`, {
-      ...init,
+      ...(body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) }),
       headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/json' },
     });
     expect(answer.status).toBe(200);
     return answer.text();
   }
+
+  /** The body of a quote or construct for 5 tokens of the demo user, as JSON carries an amount. */
+  const fiveTokens = () => ({ userId: sim.demo.userId, routeId: ROUTE_ID, amount: 5 });
 
   function saveText(name: string, text: string): string {
     const file = join(tmp, name);
@@ -216,24 +231,12 @@ describe('partner-s2s-sdk sign and send', { timeout: 60_000 }, () => {
   it('verifies and signs the raw {"data": …} answers of construct and routes, as a client in another language saved them', async () => {
     const constructFile = saveText(
       'raw-construct.json',
-      await rawAnswer('/bridge/construct/transaction/batch', {
-        method: 'POST',
-        body: JSON.stringify({ userId: sim.demo.userId, routeId: ROUTE_ID, amount: 5 }),
-      }),
+      await rawAnswer('/bridge/construct/transaction/batch', fiveTokens()),
     );
     // The whole routes answer: the route is the one the construct result was built on.
     const routesFile = saveText('raw-routes.json', await rawAnswer('/bridge/routes'));
     const wallet = sim.demo.wallet.address;
-    const verified = await runMain([
-      'verify',
-      constructFile,
-      '--route',
-      routesFile,
-      '--wallet',
-      wallet,
-      '--amount',
-      '5',
-    ]);
+    const verified = await runMain(verify5(constructFile, routesFile));
     expect(verified.stderr).toBe('');
     expect(verified.code).toBe(0);
     expect(verified.stdout.split('\n')[0]).toBe('Bridge 5 USDC from Base to BNB Chain');
@@ -248,23 +251,8 @@ describe('partner-s2s-sdk sign and send', { timeout: 60_000 }, () => {
   });
 
   it('says what a construct or route file should hold when it holds something else', async () => {
-    const quoteFile = saveText(
-      'raw-quote.json',
-      await rawAnswer('/bridge/quote', {
-        method: 'POST',
-        body: JSON.stringify({ userId: sim.demo.userId, routeId: ROUTE_ID, amount: 5 }),
-      }),
-    );
-    const wrongFile = await runMain([
-      'verify',
-      quoteFile,
-      '--route',
-      routeFile,
-      '--wallet',
-      sim.demo.wallet.address,
-      '--amount',
-      '5',
-    ]);
+    const quoteFile = saveText('raw-quote.json', await rawAnswer('/bridge/quote', fiveTokens()));
+    const wrongFile = await runMain(verify5(quoteFile, routeFile));
     expect(wrongFile.code).toBe(1);
     expect(wrongFile.stderr).toMatch(/shape\.construct/);
     expect(wrongFile.stderr).toContain(
@@ -276,16 +264,7 @@ describe('partner-s2s-sdk sign and send', { timeout: 60_000 }, () => {
     const otherRoutes = save('other-routes.json', {
       data: [{ ...route, routeId: 'somewhere-else' }],
     });
-    const noSuchRoute = await runMain([
-      'verify',
-      constructFile,
-      '--route',
-      otherRoutes,
-      '--wallet',
-      sim.demo.wallet.address,
-      '--amount',
-      '5',
-    ]);
+    const noSuchRoute = await runMain(verify5(constructFile, otherRoutes));
     expect(noSuchRoute.code).toBe(2);
     expect(noSuchRoute.stderr).toContain(`error: ${otherRoutes} holds no route ${ROUTE_ID}`);
   });
