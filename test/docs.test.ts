@@ -180,16 +180,7 @@ describe('the supported Node.js versions', () => {
       if (theirs) expect(atLeast(ours, floor(theirs)), `${name} requires Node ${theirs}`).toBe(true);
     }
   });
-
-  it('are the ones README states in Install', () => {
-    const readme = readFileSync('README.md', 'utf8');
-    const install = readme.slice(
-      readme.indexOf('## Install'),
-      readme.indexOf('\n## ', readme.indexOf('## Install') + 1),
-    );
-    const [major, minor] = floor(pkg.engines.node);
-    expect(install).toContain(`**Node.js ${major}.${minor} or later** (\`engines: ${pkg.engines.node}\`)`);
-  });
+  // That the README and .ci/run state the same versions as `engines`: test/node-policy.test.ts.
 });
 
 describe('README', () => {

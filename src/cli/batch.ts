@@ -71,6 +71,9 @@ const MAX_STDIN_BYTES = 1 << 20;
 /** An ISO 8601 time with its offset: a time without one would be read in the machine's zone. */
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
 const PRIVATE_KEY = /^(0x)?[0-9a-fA-F]{64}$/;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+/** An environment variable's name, as POSIX shells take one. */
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 async function readStdin(io: Io): Promise<string> {
   if (!io.stdin) throw new UsageError('no standard input to read - from');
@@ -282,8 +285,15 @@ export async function sign(args: string[], io: Io): Promise<number> {
   if (values.help) return help(io, SIGN_USAGE);
   const batch = await readBatch(values, positionals, io);
   if (!values.wallet) throw new UsageError('--wallet is required: the address the key signs for');
+  // Checked before it is shown in a message: a key given there is refused, not echoed.
+  if (!ADDRESS.test(values.wallet)) throw new UsageError('--wallet must be an address: 0x and 40 hex digits');
   const keyEnv = values['key-env'];
   if (!keyEnv) throw new UsageError('--key-env is required: the name of the variable holding the key');
+  // `--key-env "$WALLET_KEY"` puts the key where its variable's name belongs: refused unseen.
+  if (!VARIABLE_NAME.test(keyEnv) || PRIVATE_KEY.test(keyEnv))
+    throw new UsageError(
+      '--key-env takes the name of the environment variable that holds the key (letters, digits and _, not starting with a digit), not the key: what was given is not shown',
+    );
   const key = io.env[keyEnv];
   if (!key) throw new UsageError(line`set ${keyEnv} to the wallet's private key`);
   // The value is never shown: a secret pasted into the wrong variable must not reach a log.

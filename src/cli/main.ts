@@ -47,7 +47,7 @@ exit codes: 0 ok, 1 verification failed or the service refused, 2 usage error`;
  * const code = await main(['routes', '--json'], { out: console.log, err: console.error, env: process.env });
  */
 export async function main(argv: string[], streams: Io): Promise<number> {
-  const io = terminalIo(streams);
+  const io = terminalIo(streams, argv);
   const [name, ...args] = argv;
   if (name === '--version' || name === '-v' || name === 'version') {
     io.out(VERSION);

@@ -35,7 +35,8 @@ function headerFlags(values: string[] | undefined): Record<string, string> | und
   for (const value of values) {
     const colon = value.indexOf(':');
     if (colon <= 0)
-      throw new UsageError(`--callback-header must be 'name: value', got ${JSON.stringify(value)}`);
+      // Not echoed: the value is a secret the receiver checks (a token), colon or not.
+      throw new UsageError(`--callback-header must be 'name: value' (what was given is not shown)`);
     headers[value.slice(0, colon).trim()] = value.slice(colon + 1).trim();
   }
   return headers;
