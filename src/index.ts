@@ -66,7 +66,14 @@ export type { AmountChange, QuoteChange, TimeChange } from './onchain/quote-chan
 export type { SignerCallContext } from './onchain/sign.js';
 export type { TransferSource, WaitOptions, WaitParams, WaitPhase, WaitPhaseTimeouts } from './flows/wait.js';
 export { FINAL_STATES, TRANSFER_STATES } from './schemas/bridge.js';
-export type { BridgeRoute, RouteLimits, RouteTargets, BridgeQuote, TokenSide } from './schemas/bridge.js';
+export type {
+  BridgeRoute,
+  RouteLimits,
+  RouteTargets,
+  BridgeQuote,
+  FeeFields,
+  TokenSide,
+} from './schemas/bridge.js';
 export type { BridgeFeeEstimate, BridgeConstructResult, BridgeBundle, BundleCall } from './schemas/bridge.js';
 export type { BundleAuthorization, UserOperationJson, AuthorizationSignature } from './schemas/bridge.js';
 export type { BridgeSendResult, BridgeTransfer, TransferSide } from './schemas/bridge.js';
@@ -112,11 +119,12 @@ export type { TrackerStore } from './tracker/store.js';
 
 // Errors: one class per failure, and the guards that tell them apart.
 export * from './errors/index.js';
-export { CallbackBusyError, CallbackListenerError, CallbackTimeoutError } from './errors/callback-errors.js';
-export type { CallbackTimeoutStage } from './errors/callback-errors.js';
 
 // Amounts: decimal strings and bigint base units, never floats.
 export { type AmountInput, fromRawAmount, toRawAmount } from './core/amounts.js';
+
+// The release this build is: package.json's version, written in at build time.
+export { VERSION } from './core/version.js';
 
 // Testing: the simulator and batch builders are in `partner-s2s-sdk/testing`; the stores on Redis
 // and Postgres in `partner-s2s-sdk/redis` and `/postgres`; the parts of a store of your own (its

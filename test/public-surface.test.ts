@@ -98,6 +98,7 @@ describe('the public surface', () => {
         "TransferTracker",
         "UnsupportedGrantTypeError",
         "UserNotFoundError",
+        "VERSION",
         "ValidationFailedError",
         "WELL_KNOWN_TOKENS",
         "WalletNotLinkedError",
