@@ -106,6 +106,7 @@ export { CallbackRouter, createCallbackRouter } from './callbacks/router.js';
 export type { CallbackRouterOptions, CallbackRouterEvents, CallbackRequest } from './callbacks/router.js';
 export type { DispatchOutcome, RejectedDelivery } from './callbacks/router.js';
 export type { IgnoredCallback, IgnoredReason } from './callbacks/router.js';
+export { standardWebhooks, type StandardWebhooksOptions } from './callbacks/standard-webhooks.js';
 export { MemoryCallbackStore } from './callbacks/store.js';
 export type { CallbackStore } from './callbacks/store.js';
 

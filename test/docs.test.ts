@@ -121,6 +121,7 @@ declare const otherAgent: import('undici').Dispatcher;
 declare const provider: import('@opentelemetry/api').TracerProvider;
 declare const redis: import('ioredis').Redis;
 declare const router: import('partner-s2s-sdk').CallbackRouter;
+declare const tracker: import('partner-s2s-sdk').TransferTracker;
 declare const authenticate: (request: import('partner-s2s-sdk').CallbackRequest) => boolean;
 declare const log: Record<'debug' | 'info' | 'warn' | 'error', (...values: unknown[]) => void>;
 declare const metrics: { timing(name: string, ms: number): void; increment(name: string): void };

@@ -112,6 +112,7 @@ describe('the public surface', () => {
         "isPartnerError",
         "parseBridgeCallback",
         "signBridgeBatch",
+        "standardWebhooks",
         "toRawAmount",
         "verifyBridgeBatch",
       ]

@@ -22,6 +22,7 @@ export type {
   ClaimDueRequest,
   ClaimOneResult,
   CompleteRequest,
+  RenewRequest,
   TrackerLease,
   TrackerRecord,
   TrackOptions,

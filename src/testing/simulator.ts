@@ -5,7 +5,7 @@ import type { Address, Hex } from '../schemas/common.js';
 import { simulatorOptionsArgs } from './args.js';
 import { SimAdmin } from './simulator/admin.js';
 import { ADMIN_PREFIX, adminApi } from './simulator/admin-http.js';
-import type { CallbackDelivery } from './simulator/callbacks.js';
+import type { CallbackDelivery, CallbackSigning } from './simulator/callbacks.js';
 import { createCore, type SimCore } from './simulator/core.js';
 import { partnerApi, type ReceivedRequest } from './simulator/endpoints.js';
 import { listenOn, simulatorFetch } from './simulator/http.js';
@@ -33,6 +33,17 @@ export interface SimulatorOptions {
    * createPartnerSimulator({ callbacks: url, callbackHeaders: { 'x-callback-token': token } });
    */
   callbackHeaders?: Record<string, string>;
+  /**
+   * Sign every callback POSTed to a URL the Standard Webhooks way, as a service that signs so
+   * would: `webhook-id` (one per delivery, the same on its retries), `webhook-timestamp` (this
+   * machine's clock at each try, which `advanceClock` does not move) and `webhook-signature`
+   * (`v1,<base64>` by each secret, space-separated when several, as during a rotation). Secrets in
+   * the `whsec_<base64>` form; the receiving router checks them with `standardWebhooks`.
+   *
+   * @example
+   * createPartnerSimulator({ callbacks: url, callbackSigning: { secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } });
+   */
+  callbackSigning?: CallbackSigning;
   /** Create a demo organisation, credential and funded user (`sim.demo`). @default true */
   demo?: boolean;
   /**
