@@ -95,6 +95,7 @@ const entry = {
   'testing/index': 'src/testing/index.ts',
   'redis/index': 'src/redis/index.ts',
   'postgres/index': 'src/postgres/index.ts',
+  'stores/index': 'src/stores/index.ts',
 };
 
 const shared: Options = {

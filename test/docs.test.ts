@@ -4,7 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { codeBlocks } from './helpers/markdown.js';
 import { checkSnippets } from './helpers/type-check.js';
 
-const ENTRIES = ['src/index.ts', 'src/testing/index.ts', 'src/redis/index.ts', 'src/postgres/index.ts'];
+const ENTRIES = [
+  'src/index.ts',
+  'src/testing/index.ts',
+  'src/redis/index.ts',
+  'src/postgres/index.ts',
+  'src/stores/index.ts',
+];
 
 /** The interfaces a partner reads first: each shows how it is used. */
 const MAIN_INTERFACES = [
