@@ -1,4 +1,6 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import { defineConfig, type Options } from 'tsup';
 
 /**
@@ -34,6 +36,24 @@ function licenseOf(name: string): string {
   throw new Error(`no licence file for bundled package ${name}`);
 }
 
+/**
+ * The CommonJS pass (sucrase) names its own input, the built file, by its absolute path in the
+ * map: made relative, so that a map names no path of the machine that built it.
+ */
+function relativeMapSources(dir = 'dist'): void {
+  for (const name of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, name.name);
+    if (name.isDirectory()) relativeMapSources(path);
+    else if (name.name.endsWith('.cjs.map')) {
+      const map = JSON.parse(readFileSync(path, 'utf8')) as { sources: string[] };
+      map.sources = map.sources.map((source) =>
+        isAbsolute(source) ? relative(dirname(path), source) : source,
+      );
+      writeFileSync(path, JSON.stringify(map));
+    }
+  }
+}
+
 /** The licence notice of what the CommonJS build inlines, shipped beside it. */
 function writeNotices(): void {
   const notices = bundledPackages().map((name) => {
@@ -51,6 +71,20 @@ function writeNotices(): void {
   else rmSync(file, { force: true });
 }
 
+/**
+ * The OpenAPI document, `partner-s2s-sdk/openapi.json`, written by the ES module build just made
+ * (`openApiDocument()` of dist/index.js, in a process of its own): generated from the schemas the
+ * package ships, it cannot drift from them.
+ */
+function writeOpenApi(): void {
+  const script =
+    "import { openApiDocument } from './dist/index.js'; process.stdout.write(JSON.stringify(openApiDocument(), null, 2) + '\\n');";
+  const document = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+  });
+  writeFileSync('dist/openapi.json', document);
+}
+
 const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
 
 // The three builds below run at once, so none of them may clean dist/ of the others' output.
@@ -61,6 +95,7 @@ const entry = {
   'testing/index': 'src/testing/index.ts',
   'redis/index': 'src/redis/index.ts',
   'postgres/index': 'src/postgres/index.ts',
+  'stores/index': 'src/stores/index.ts',
 };
 
 const shared: Options = {
@@ -68,16 +103,16 @@ const shared: Options = {
   define: { __SDK_VERSION__: JSON.stringify(version) },
   target: 'node22',
   platform: 'node',
-  // No source maps: they were 40% of the package, and pointed at sources it does not ship. Only
-  // whitespace is minified (a seventh of the packed size, which `check:package` holds under
-  // 400 kB): every name is kept, so a stack trace still names the SDK's functions and classes.
-  sourcemap: false,
+  // Readable output with source maps, so that an uncaught error prints lines a partner can read
+  // and `node --enable-source-maps` names the TypeScript source. The maps point at `src/` without
+  // embedding it (embedding would take the tarball past its 1 MB budget in `check:package`).
+  sourcemap: true,
   clean: false,
   splitting: true,
   metafile: true,
   dts: false,
   esbuildOptions(options) {
-    options.minifyWhitespace = true;
+    options.sourcesContent = false;
   },
 };
 
@@ -89,6 +124,7 @@ export default defineConfig([
     // the code); `bin` points at the ES module, so it has no CommonJS twin.
     entry: { ...entry, 'cli/bin': 'src/cli/bin.ts' },
     treeshake: true,
+    onSuccess: async () => writeOpenApi(),
   },
   {
     ...shared,
@@ -98,7 +134,10 @@ export default defineConfig([
     // Without rollup's pass, tsup turns esbuild's split ES modules into CommonJS with sucrase,
     // which makes every `import()` a `require` (rollup would keep them).
     treeshake: false,
-    onSuccess: async () => writeNotices(),
+    onSuccess: async () => {
+      writeNotices();
+      relativeMapSources();
+    },
   },
   {
     ...shared,

@@ -4,7 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { codeBlocks } from './helpers/markdown.js';
 import { checkSnippets } from './helpers/type-check.js';
 
-const ENTRIES = ['src/index.ts', 'src/testing/index.ts', 'src/redis/index.ts', 'src/postgres/index.ts'];
+const ENTRIES = [
+  'src/index.ts',
+  'src/testing/index.ts',
+  'src/redis/index.ts',
+  'src/postgres/index.ts',
+  'src/stores/index.ts',
+];
 
 /** The interfaces a partner reads first: each shows how it is used. */
 const MAIN_INTERFACES = [
@@ -73,9 +79,12 @@ describe('the API reference', () => {
   const tsconfig = ts.readConfigFile('tsconfig.json', ts.sys.readFile).config as {
     typedocOptions: { entryPoints: string[] };
   };
-  /** Each subpath the package exports (but package.json), with the source of its declarations. */
+  /**
+   * Each module the package exports, with the source of its declarations: not its JSON files
+   * (package.json, the OpenAPI document), which have no API to document.
+   */
   const subpaths = Object.entries(pkg.exports)
-    .filter(([subpath]) => subpath !== './package.json')
+    .filter(([subpath]) => !subpath.endsWith('.json'))
     .map(([subpath, target]) => {
       const types = typeof target === 'string' ? target : target.import?.types;
       return {
@@ -115,6 +124,7 @@ declare const otherAgent: import('undici').Dispatcher;
 declare const provider: import('@opentelemetry/api').TracerProvider;
 declare const redis: import('ioredis').Redis;
 declare const router: import('partner-s2s-sdk').CallbackRouter;
+declare const tracker: import('partner-s2s-sdk').TransferTracker;
 declare const authenticate: (request: import('partner-s2s-sdk').CallbackRequest) => boolean;
 declare const log: Record<'debug' | 'info' | 'warn' | 'error', (...values: unknown[]) => void>;
 declare const metrics: { timing(name: string, ms: number): void; increment(name: string): void };
@@ -176,49 +186,47 @@ describe('the supported Node.js versions', () => {
       if (theirs) expect(atLeast(ours, floor(theirs)), `${name} requires Node ${theirs}`).toBe(true);
     }
   });
-
-  it('are the ones README states in Install', () => {
-    const readme = readFileSync('README.md', 'utf8');
-    const install = readme.slice(
-      readme.indexOf('## Install'),
-      readme.indexOf('\n## ', readme.indexOf('## Install') + 1),
-    );
-    const [major, minor] = floor(pkg.engines.node);
-    expect(install).toContain(`**Node.js ${major}.${minor} or later** (\`engines: ${pkg.engines.node}\`)`);
-  });
+  // That the README and .ci/run state the same versions as `engines`: test/node-policy.test.ts.
 });
 
 describe('README', () => {
-  it('every TypeScript block type-checks with Node types and without the DOM lib', () => {
-    // A block without imports is a fragment: it sees every export of the package's entries.
-    const exported = new Map<string, string>();
-    for (const entry of ENTRIES) {
-      for (const { name } of exportsOfEntry(entry)) if (!exported.has(name)) exported.set(name, entry);
-    }
-    const fragmentImports = ENTRIES.map((entry) => {
-      const names = [...exported].filter(([, from]) => from === entry).map(([name]) => name);
-      const specifier = entry.replace(/^src\/(.*?)\/?index\.ts$/, 'partner-s2s-sdk/$1').replace(/\/$/, '');
-      return `import { ${names.join(', ')} } from '${specifier}';`;
-    }).join(' ');
+  it.each([
+    ['without', false],
+    ['with', true],
+  ])(
+    'every TypeScript block type-checks with Node types and %s the DOM lib',
+    (_, dom) => {
+      // A block without imports is a fragment: it sees every export of the package's entries.
+      const exported = new Map<string, string>();
+      for (const entry of ENTRIES) {
+        for (const { name } of exportsOfEntry(entry)) if (!exported.has(name)) exported.set(name, entry);
+      }
+      const fragmentImports = ENTRIES.map((entry) => {
+        const names = [...exported].filter(([, from]) => from === entry).map(([name]) => name);
+        const specifier = entry.replace(/^src\/(.*?)\/?index\.ts$/, 'partner-s2s-sdk/$1').replace(/\/$/, '');
+        return `import { ${names.join(', ')} } from '${specifier}';`;
+      }).join(' ');
 
-    const blocks = codeBlocks(readFileSync('README.md', 'utf8'));
-    expect(blocks.length).toBeGreaterThan(20);
-    const snippets: Record<string, string> = { 'readme-context.d.ts': README_CONTEXT };
-    const starts = new Map<string, number>();
-    for (const { line, code, file } of blocks) {
-      // A recipe of several files names each on its first line, so they can import one another.
-      const name = file ?? `README.md-${line}.ts`;
-      const fragment = !/^import /m.test(code);
-      // The fragment's imports share its first line, so line numbers stay the README's.
-      snippets[name] = `${fragment ? fragmentImports : ''}${code}\nexport {};\n`;
-      starts.set(name, line);
-    }
-    const errors = checkSnippets(snippets).map((error) => {
-      const [, name = '', at = '0', message] = /^(.*?):(\d+): ([\s\S]*)$/.exec(error) ?? [];
-      return starts.has(name)
-        ? `README.md:${starts.get(name)! + Number(at) - 1} (${name}): ${message}`
-        : error;
-    });
-    expect(errors).toEqual([]);
-  }, 180_000);
+      const blocks = codeBlocks(readFileSync('README.md', 'utf8'));
+      expect(blocks.length).toBeGreaterThan(20);
+      const snippets: Record<string, string> = { 'readme-context.d.ts': README_CONTEXT };
+      const starts = new Map<string, number>();
+      for (const { line, code, file } of blocks) {
+        // A recipe of several files names each on its first line, so they can import one another.
+        const name = file ?? `README.md-${line}.ts`;
+        const fragment = !/^import /m.test(code);
+        // The fragment's imports share its first line, so line numbers stay the README's.
+        snippets[name] = `${fragment ? fragmentImports : ''}${code}\nexport {};\n`;
+        starts.set(name, line);
+      }
+      const errors = checkSnippets(snippets, { dom }).map((error) => {
+        const [, name = '', at = '0', message] = /^(.*?):(\d+): ([\s\S]*)$/.exec(error) ?? [];
+        return starts.has(name)
+          ? `README.md:${starts.get(name)! + Number(at) - 1} (${name}): ${message}`
+          : error;
+      });
+      expect(errors).toEqual([]);
+    },
+    180_000,
+  );
 });

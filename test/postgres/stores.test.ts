@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { transfer } from '../../fixtures/wire.js';
-import { ArgumentError, type StoredToken } from '../../src/index.js';
+import { ArgumentError } from '../../src/index.js';
 import {
   createPostgresCallbackStore,
   createPostgresTokenStore,
@@ -10,6 +10,7 @@ import {
   migratePostgres,
   PostgresStoreError,
 } from '../../src/postgres/index.js';
+import type { StoredToken } from '../../src/stores/index.js';
 import { callbackStoreConformance, trackerStoreConformance } from '../../src/testing/index.js';
 import { deliverToFleet } from '../helpers/callback-fleet.js';
 import {
