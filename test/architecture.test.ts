@@ -26,9 +26,10 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   onchain: ['schemas', 'errors', 'core'],
   callbacks: ['schemas', 'errors', 'core', 'http'],
   // The Redis stores implement auth's, callbacks' and the tracker's store contracts (tracker/store.ts), and nothing above them.
-  redis: ['schemas', 'errors', 'core', 'http', 'auth', 'callbacks', 'tracker'],
+  // Their bound in time is core's (core/time.ts): no store imports the HTTP layer for a timer.
+  redis: ['schemas', 'errors', 'core', 'auth', 'callbacks', 'tracker'],
   // The Postgres stores: the same, plus the tracker's store contract.
-  postgres: ['schemas', 'errors', 'core', 'http', 'auth', 'callbacks', 'tracker'],
+  postgres: ['schemas', 'errors', 'core', 'auth', 'callbacks', 'tracker'],
   // The transfer tracker: above the flows (it reads through a client's structural shape), below client.ts.
   tracker: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
   testing: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'tracker'],

@@ -1,6 +1,6 @@
 import type { RequestOptions } from '../core/request-options.js';
+import type { Deadline } from '../core/time.js';
 import { AuthenticationError } from '../errors/api-error.js';
-import type { Deadline } from '../http/abort.js';
 import type { Transport } from '../http/transport.js';
 import type {
   CallContext,

@@ -6,6 +6,7 @@ import type { EventEmitter } from 'eventemitter3';
 import type { ResponseSink } from '../core/api-promise.js';
 import type { ClientEvents } from '../core/events.js';
 import type { RequestOptions } from '../core/request-options.js';
+import type { Deadline, DeadlineErrors } from '../core/time.js';
 import {
   AbortError,
   ConnectionError,
@@ -13,7 +14,6 @@ import {
   TimeoutError,
 } from '../errors/client-errors.js';
 import { type Redact, safeCause } from '../errors/redact.js';
-import type { Deadline, DeadlineErrors } from './abort.js';
 import { type AdapterInput, fetchFailure, NO_FETCH_OPTIONS } from './ky.js';
 import type { Exchange, FetchLike, RawResponse } from './types.js';
 

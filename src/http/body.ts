@@ -4,7 +4,7 @@
  * into the same bounds: a byte cap known as soon as it is passed, and a `Deadline`.
  */
 
-import { Deadline, settleWithin, within as withinDeadline } from './abort.js';
+import { Deadline, settleWithin, within as withinDeadline } from '../core/time.js';
 
 /** What reading a body turns into errors; each builds the error to throw. */
 export interface BodyErrors {
@@ -189,7 +189,7 @@ export function readRequestText(
     return limits.deadline ? limits.deadline.race(read) : withinDeadline(read, ms, limits.signal, errors);
   }
   // Time alone: the shared timer's, with the check in the same turn.
-  return settleWithin(reading, ms, errors.timedOut, check, errors.broken);
+  return settleWithin(reading, ms, errors.timedOut, { settle: check, fail: errors.broken });
 }
 
 /**

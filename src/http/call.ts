@@ -6,11 +6,11 @@
  */
 import type { RequestOptions } from '../core/request-options.js';
 import type { ParseResult } from '../core/standard-schema.js';
+import type { Deadline, DeadlineErrors } from '../core/time.js';
 import { AbortError, ResponseValidationError, TimeoutError } from '../errors/client-errors.js';
 import { apiErrorFromResponse } from '../errors/from-response.js';
 import type { Redact } from '../errors/redact.js';
 import { toIssues } from '../schemas/issues.js';
-import type { Deadline, DeadlineErrors } from './abort.js';
 import {
   type Answer,
   type CallContext,

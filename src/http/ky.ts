@@ -7,8 +7,8 @@
  */
 
 import type { KyInstance } from 'ky';
+import type { Deadline } from '../core/time.js';
 import { isPartnerError } from '../errors/base.js';
-import type { Deadline } from './abort.js';
 import type { FetchLike } from './types.js';
 
 /** Loaded on the first request, not at import: a client that is made and never used costs nothing. */

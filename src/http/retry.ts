@@ -1,7 +1,7 @@
+import { sleep } from '../core/time.js';
 import { ApiError, RateLimitError, ServiceUnavailableError } from '../errors/api-error.js';
 import { isPartnerError } from '../errors/base.js';
 import { AbortError, ConnectionError, TimeoutError } from '../errors/client-errors.js';
-import { sleep } from './abort.js';
 
 /** How the SDK retries. Every field is optional; the defaults suit most partners. */
 export interface RetryOptions {

@@ -1,5 +1,5 @@
 import type { RequestOptions } from '../core/request-options.js';
-import type { Deadline } from './abort.js';
+import type { Deadline } from '../core/time.js';
 import type {
   Answer,
   CallContext,

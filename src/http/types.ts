@@ -1,8 +1,8 @@
 import type { ResponseSink } from '../core/api-promise.js';
 import type { RequestOptions } from '../core/request-options.js';
 import type { ParseResult } from '../core/standard-schema.js';
+import type { Deadline } from '../core/time.js';
 import type { Issue } from '../schemas/issues.js';
-import type { Deadline } from './abort.js';
 
 /** An HTTP answer, read in full within the attempt's time. */
 export interface RawResponse {

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { durationMs } from '../core/args.js';
+import { settleWithin } from '../core/time.js';
 import { PartnerError } from '../errors/base.js';
-import { settleWithin } from '../http/abort.js';
 
 /**
  * What the stores use of a Postgres connection: one `query(text, values)` answering `{ rows }`.
