@@ -22,9 +22,9 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   resources: [...BELOW_RESOURCES],
   flows: [...BELOW_RESOURCES, 'resources', 'onchain'],
   client: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
-  // Side layers: the pure on-chain core, and the callback receiver (which reads bodies through http/).
+  // Side layers: the pure on-chain core, and the callback receiver (which reads bodies through core/body.ts).
   onchain: ['schemas', 'errors', 'core'],
-  callbacks: ['schemas', 'errors', 'core', 'http'],
+  callbacks: ['schemas', 'errors', 'core'],
   // The Redis stores implement auth's, callbacks' and the tracker's store contracts (tracker/store.ts), and nothing above them.
   // Their bound in time is core's (core/time.ts): no store imports the HTTP layer for a timer.
   redis: ['schemas', 'errors', 'core', 'auth', 'callbacks', 'tracker'],

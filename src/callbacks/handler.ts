@@ -1,7 +1,7 @@
 import { readArgs } from '../core/args.js';
+import { type BodyErrors, type BodyLimits, readRequestText } from '../core/body.js';
 import { CallbackParseError } from '../errors/bridge-errors.js';
 import { CallbackBusyError, CallbackListenerError, CallbackTimeoutError } from '../errors/callback-errors.js';
-import { type BodyErrors, type BodyLimits, readRequestText } from '../http/body.js';
 import type { CallbackRequest, Dispatch, DispatchOutcome, RejectedDelivery } from './outcomes.js';
 
 /**

@@ -7,6 +7,7 @@
  * calls in flight hold ten thousand of them and a few suspended frames each, no closure per step.
  */
 import type { Options } from 'ky';
+import { readText } from '../core/body.js';
 import type { RequestOptions } from '../core/request-options.js';
 import type { ParseResult } from '../core/standard-schema.js';
 import { Deadline } from '../core/time.js';
@@ -20,7 +21,6 @@ import {
 import { apiErrorFromResponse } from '../errors/from-response.js';
 import { type Redact, safeCause } from '../errors/redact.js';
 import { toIssues } from '../schemas/issues.js';
-import { readText } from './body.js';
 import { type AdapterInput, ATTEMPT, fallBackToUrls, fetchFailure, NO_FETCH_OPTIONS } from './ky.js';
 import { type RetryPolicy, type RetryRule, retry } from './retry.js';
 import type { CallSpans } from './tracing.js';
