@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import { defineConfig, type Options } from 'tsup';
 
 /**
@@ -32,6 +33,24 @@ function licenseOf(name: string): string {
     if (existsSync(path)) return readFileSync(path, 'utf8').trim();
   }
   throw new Error(`no licence file for bundled package ${name}`);
+}
+
+/**
+ * The CommonJS pass (sucrase) names its own input, the built file, by its absolute path in the
+ * map: made relative, so that a map names no path of the machine that built it.
+ */
+function relativeMapSources(dir = 'dist'): void {
+  for (const name of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, name.name);
+    if (name.isDirectory()) relativeMapSources(path);
+    else if (name.name.endsWith('.cjs.map')) {
+      const map = JSON.parse(readFileSync(path, 'utf8')) as { sources: string[] };
+      map.sources = map.sources.map((source) =>
+        isAbsolute(source) ? relative(dirname(path), source) : source,
+      );
+      writeFileSync(path, JSON.stringify(map));
+    }
+  }
 }
 
 /** The licence notice of what the CommonJS build inlines, shipped beside it. */
@@ -68,16 +87,16 @@ const shared: Options = {
   define: { __SDK_VERSION__: JSON.stringify(version) },
   target: 'node22',
   platform: 'node',
-  // No source maps: they were 40% of the package, and pointed at sources it does not ship. Only
-  // whitespace is minified (a seventh of the packed size, which `check:package` holds under
-  // 400 kB): every name is kept, so a stack trace still names the SDK's functions and classes.
-  sourcemap: false,
+  // Readable output with source maps, so that an uncaught error prints lines a partner can read
+  // and `node --enable-source-maps` names the TypeScript source. The maps point at `src/` without
+  // embedding it (embedding would take the tarball past its 1 MB budget in `check:package`).
+  sourcemap: true,
   clean: false,
   splitting: true,
   metafile: true,
   dts: false,
   esbuildOptions(options) {
-    options.minifyWhitespace = true;
+    options.sourcesContent = false;
   },
 };
 
@@ -98,7 +117,10 @@ export default defineConfig([
     // Without rollup's pass, tsup turns esbuild's split ES modules into CommonJS with sucrase,
     // which makes every `import()` a `require` (rollup would keep them).
     treeshake: false,
-    onSuccess: async () => writeNotices(),
+    onSuccess: async () => {
+      writeNotices();
+      relativeMapSources();
+    },
   },
   {
     ...shared,

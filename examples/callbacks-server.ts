@@ -6,6 +6,7 @@
  *   node --import tsx examples/callbacks-server.ts            # simulator drives transfers into it, then exits
  *   CALLBACK_PORT=8080 CALLBACK_TOKEN=… PARTNER_BASE_URL=… …  # stays up for a real deployment
  */
+import assert from 'node:assert/strict';
 import { timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,6 +24,9 @@ const router = createCallbackRouter({
     return given.length === expected.length && timingSafeEqual(given, expected);
   },
 });
+// Every state a listener saw, to hold the story to what it printed.
+const seen: string[] = [];
+router.on('transfer', (t) => void seen.push(`${t.transferId} ${t.status}`));
 router.on('bridge_transfer_submitted', (t) =>
   say(`submitted        ${t.transferId} ${t.source.amount} ${t.source.token}`),
 );
@@ -71,6 +75,7 @@ if (process.env.PARTNER_BASE_URL) {
     // A forged delivery without the secret: refused with 401, never reaching a listener.
     const forged = await fetch(url, { method: 'POST', body: JSON.stringify(sim!.callbacks[0]) });
     say(`forged delivery answered ${forged.status}`);
+    assert.equal(forged.status, 401);
     // A late duplicate, as a retrying sender might deliver it: dropped by the router.
     await fetch(url, {
       method: 'POST',
@@ -78,6 +83,16 @@ if (process.env.PARTNER_BASE_URL) {
       body: JSON.stringify(sim!.callbacks[0]),
     });
     await new Promise((resolve) => setTimeout(resolve, 200));
+    // Each state once, in order, the forged and the duplicate delivery never reaching a listener.
+    assert.deepEqual(seen, [
+      `${first.transferId} submitted`,
+      `${second.transferId} submitted`,
+      `${first.transferId} source_confirmed`,
+      `${first.transferId} delivered`,
+      `${second.transferId} source_confirmed`,
+      `${second.transferId} refund_pending`,
+      `${second.transferId} refunded`,
+    ]);
   } finally {
     await close();
     server.close();

@@ -3,6 +3,7 @@
  *
  *   node --import tsx examples/errors.ts
  */
+import assert from 'node:assert/strict';
 import {
   InsufficientBalanceError,
   isApiError,
@@ -14,18 +15,21 @@ import { connect, say } from './setup.js';
 
 const { client, userId, signer, sim, close } = await connect();
 
+/** Runs a call that must fail with a typed error, and shows what the error says. */
 async function show(title: string, advice: string, run: () => unknown): Promise<void> {
   try {
     await run();
-    say(`${title}: no error`);
   } catch (error) {
     if (!isPartnerError(error)) throw error;
+    assert.ok(error.message.length > 0);
     const extra = isApiError(error) ? ` status ${error.status}, code ${error.code ?? '—'}` : '';
     say(`${title}\n  ${error.name}${extra}\n  ${error.message}`);
     if (error instanceof InsufficientBalanceError)
       say(`  short by ${error.shortfall} base units of ${error.token.symbol}`);
     say(`  → ${advice}\n`);
+    return;
   }
+  assert.fail(`${title}: the call did not fail`);
 }
 
 try {

@@ -10,18 +10,27 @@ const examples = [
   'slow-signer',
   'tracker',
 ];
+// A line that shows `undefined` or `NaN` printed a field that is not there: the example lies.
+const HOLLOW = /\b(undefined|NaN)\b/;
 let failed = 0;
 for (const name of examples) {
   const env = { ...process.env };
   delete env.PARTNER_BASE_URL;
   const result = spawnSync(process.execPath, ['--import', 'tsx', `examples/${name}.ts`], {
-    stdio: 'inherit',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
     env,
     timeout: 60_000,
   });
-  const ok = result.status === 0;
+  process.stdout.write(result.stdout ?? '');
+  const hollow = (result.stdout ?? '').split('\n').find((line) => HOLLOW.test(line));
+  const ok = result.status === 0 && hollow === undefined;
   if (!ok) failed++;
-  console.log(`example ${name}: ${ok ? 'ok' : `failed (${result.status ?? result.signal})`}\n`);
+  const why =
+    hollow === undefined
+      ? `exit ${result.status ?? result.signal}`
+      : `printed ${JSON.stringify(hollow.trim())}`;
+  console.log(`example ${name}: ${ok ? 'ok' : `failed (${why})`}\n`);
 }
 console.log(`${examples.length - failed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

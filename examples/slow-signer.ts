@@ -4,6 +4,7 @@
  *
  *   npx tsx examples/slow-signer.ts             # on the embedded simulator (quotes of 6 s)
  */
+import assert from 'node:assert/strict';
 import {
   type BridgeSigner,
   isPartnerError,
@@ -34,10 +35,10 @@ const approved: BridgeSigner = {
   address: account.address,
   signMessage: async (args, context?: SignerCallContext) => {
     approvals++;
-    const summary = context?.summary as { source?: { amount: string }; destination?: { amount: string } };
-    say(
-      `  ? approval ${approvals}: ${summary?.source?.amount} in, at least ${summary?.destination?.amount} out`,
-    );
+    // What an approver is shown first: what is bridged, and what arrives at least.
+    const summary = context?.summary;
+    assert.ok(summary, 'execute gives every signer the summary of what it signs');
+    say(`  ? approval ${approvals}: ${summary.lines[0]}`);
     await approvalDelay(approvals === 1 ? 60_000 : 200, context?.signal);
     return account.signMessage(args);
   },
@@ -67,6 +68,9 @@ try {
   });
   const submits = sim?.requests.filter((r) => r.path === '/bridge/transaction/batch/send').length;
   say(`\nOne transfer submitted (${result.transferId})${sim ? `, ${submits} submit sent` : ''}.`);
+  // The late approval was never sent: one submit, after the second approval.
+  assert.equal(approvals, 2);
+  if (sim) assert.equal(submits, 1);
 } catch (error) {
   if (error instanceof QuoteChangedError) say(`The price moved too far: ${error.message}`);
   else if (error instanceof RequoteExhaustedError) say(`Not signed in time: ${error.reasons.join(', ')}`);

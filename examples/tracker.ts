@@ -4,6 +4,7 @@
  *
  *   node --import tsx examples/tracker.ts
  */
+import assert from 'node:assert/strict';
 import { createCallbackRouter, createTransferTracker, MemoryTrackerStore } from 'partner-s2s-sdk';
 import { connect, say } from './setup.js';
 
@@ -46,7 +47,12 @@ try {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   for (const id of expected) say(`${id}: ${finals.get(id) ?? 'not final yet'}`);
-  if (expected.some((id) => !finals.has(id))) process.exitCode = 1;
+  assert.deepEqual(
+    expected.filter((id) => !finals.has(id)),
+    [],
+    'every transfer reached a final state',
+  );
+  if (sim) assert.equal(finals.get(expected[1]!), 'expired');
 } finally {
   await tracker.stop();
   await close();

@@ -9,11 +9,13 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { join } from 'node:path';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
-/** The packed tarball's budget, in bytes. */
-const MAX_PACKED_BYTES = 400_000;
+/** The packed tarball's budget, in bytes: readable code and source maps that do not embed `src/`. */
+const MAX_PACKED_BYTES = 1_000_000;
+/** The longest line a built `.js` file may have: the output is for people to read in a stack trace. */
+const MAX_LINE = 2_000;
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
 const declared = new Set([
@@ -149,6 +151,38 @@ console.log(
 );
 for (const file of packed.files) {
   if (file.path.includes('metafile')) failures.push(`${file.path} is in the package`);
+}
+const shipped = new Set(packed.files.map((file) => file.path));
+// Every path `exports` and `bin` name must be in the tarball, or an import of it fails.
+const leaves = (value) =>
+  typeof value === 'string' ? [value] : Object.values(value ?? {}).flatMap((inner) => leaves(inner));
+const named = leaves(pkg.exports).filter((path) => path !== './package.json');
+for (const path of [...named, ...Object.values(pkg.bin ?? {})]) {
+  const file = path.replace(/^\.\//, '');
+  if (!shipped.has(file)) failures.push(`${path}, named in package.json, is not in the packed tarball`);
+}
+for (const file of packed.files) {
+  if (!/\.c?js$/.test(file.path)) continue;
+  const text = readFileSync(file.path, 'utf8');
+  // The CommonJS build's list of exports is one line by construction.
+  const lines = text.split('\n').filter((line) => !line.startsWith('exports.'));
+  const longest = Math.max(0, ...lines.map((line) => line.length));
+  if (longest > MAX_LINE)
+    failures.push(`${file.path} has a line of ${longest} characters (at most ${MAX_LINE})`);
+  const map = `${file.path}.map`;
+  if (!shipped.has(map)) failures.push(`${file.path} ships without its source map`);
+  else {
+    const { sources, sourcesContent } = JSON.parse(readFileSync(map, 'utf8'));
+    if (sourcesContent?.some((content) => content)) failures.push(`${map} embeds its sources`);
+    // Each source resolves, from the map, to a file of this checkout: the SDK's own under src/.
+    for (const source of sources) {
+      const resolved = resolve(dirname(map), source);
+      const own = resolved.startsWith(resolve('src') + sep) && resolved.endsWith('.ts');
+      const inlined = resolved.includes(`${sep}node_modules${sep}`) || resolved === resolve(file.path);
+      if (isAbsolute(source) || !(inlined || (own && existsSync(resolved))))
+        failures.push(`${map} names ${source}, not a source under src/`);
+    }
+  }
 }
 if (packed.size > MAX_PACKED_BYTES)
   failures.push(`the packed tarball is ${packed.size} bytes, over its budget of ${MAX_PACKED_BYTES}`);

@@ -306,8 +306,7 @@ export class PartnerClient {
    * if (!(await client.getScopes()).includes('transactions:write')) throw new Error('read-only credential');
    */
   async getScopes(options?: RequestOptions): Promise<Scope[]> {
-    options = parseOptions(requestOptionsSchema, options, 'getScopes');
-    const token = await this.#auth.token(options);
+    const token = await this.#auth.token(parseOptions(requestOptionsSchema, options, 'getScopes'));
     return [...token.scopes];
   }
 

@@ -65,7 +65,14 @@ export type { AmountChange, QuoteChange, TimeChange } from './onchain/quote-chan
 export type { SignerCallContext } from './onchain/sign.js';
 export type { TransferSource, WaitOptions, WaitParams, WaitPhase, WaitPhaseTimeouts } from './flows/wait.js';
 export { FINAL_STATES, TRANSFER_STATES } from './schemas/bridge.js';
-export type { BridgeRoute, RouteLimits, RouteTargets, BridgeQuote, TokenSide } from './schemas/bridge.js';
+export type {
+  BridgeRoute,
+  RouteLimits,
+  RouteTargets,
+  BridgeQuote,
+  FeeFields,
+  TokenSide,
+} from './schemas/bridge.js';
 export type { BridgeFeeEstimate, BridgeConstructResult, BridgeBundle, BundleCall } from './schemas/bridge.js';
 export type { BundleAuthorization, UserOperationJson, AuthorizationSignature } from './schemas/bridge.js';
 export type { BridgeSendResult, BridgeTransfer, TransferSide } from './schemas/bridge.js';
@@ -113,11 +120,10 @@ export type { ClaimDueRequest, ClaimOneResult, CompleteRequest } from './tracker
 
 // Errors: one class per failure, and the guards that tell them apart.
 export * from './errors/index.js';
-export { CallbackBusyError, CallbackListenerError, CallbackTimeoutError } from './errors/callback-errors.js';
-export type { CallbackTimeoutStage } from './errors/callback-errors.js';
 
 // Amounts: decimal strings and bigint base units, never floats.
 export { type AmountInput, fromRawAmount, toRawAmount } from './core/amounts.js';
 
 // Testing: the simulator and batch builders are in `partner-s2s-sdk/testing`;
 // the Redis token and callback stores in `partner-s2s-sdk/redis`.
+export { VERSION } from './core/version.js';

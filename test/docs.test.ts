@@ -189,36 +189,43 @@ describe('the supported Node.js versions', () => {
 });
 
 describe('README', () => {
-  it('every TypeScript block type-checks with Node types and without the DOM lib', () => {
-    // A block without imports is a fragment: it sees every export of the package's entries.
-    const exported = new Map<string, string>();
-    for (const entry of ENTRIES) {
-      for (const { name } of exportsOfEntry(entry)) if (!exported.has(name)) exported.set(name, entry);
-    }
-    const fragmentImports = ENTRIES.map((entry) => {
-      const names = [...exported].filter(([, from]) => from === entry).map(([name]) => name);
-      const specifier = entry.replace(/^src\/(.*?)\/?index\.ts$/, 'partner-s2s-sdk/$1').replace(/\/$/, '');
-      return `import { ${names.join(', ')} } from '${specifier}';`;
-    }).join(' ');
+  it.each([
+    ['without', false],
+    ['with', true],
+  ])(
+    'every TypeScript block type-checks with Node types and %s the DOM lib',
+    (_, dom) => {
+      // A block without imports is a fragment: it sees every export of the package's entries.
+      const exported = new Map<string, string>();
+      for (const entry of ENTRIES) {
+        for (const { name } of exportsOfEntry(entry)) if (!exported.has(name)) exported.set(name, entry);
+      }
+      const fragmentImports = ENTRIES.map((entry) => {
+        const names = [...exported].filter(([, from]) => from === entry).map(([name]) => name);
+        const specifier = entry.replace(/^src\/(.*?)\/?index\.ts$/, 'partner-s2s-sdk/$1').replace(/\/$/, '');
+        return `import { ${names.join(', ')} } from '${specifier}';`;
+      }).join(' ');
 
-    const blocks = codeBlocks(readFileSync('README.md', 'utf8'));
-    expect(blocks.length).toBeGreaterThan(20);
-    const snippets: Record<string, string> = { 'readme-context.d.ts': README_CONTEXT };
-    const starts = new Map<string, number>();
-    for (const { line, code, file } of blocks) {
-      // A recipe of several files names each on its first line, so they can import one another.
-      const name = file ?? `README.md-${line}.ts`;
-      const fragment = !/^import /m.test(code);
-      // The fragment's imports share its first line, so line numbers stay the README's.
-      snippets[name] = `${fragment ? fragmentImports : ''}${code}\nexport {};\n`;
-      starts.set(name, line);
-    }
-    const errors = checkSnippets(snippets).map((error) => {
-      const [, name = '', at = '0', message] = /^(.*?):(\d+): ([\s\S]*)$/.exec(error) ?? [];
-      return starts.has(name)
-        ? `README.md:${starts.get(name)! + Number(at) - 1} (${name}): ${message}`
-        : error;
-    });
-    expect(errors).toEqual([]);
-  }, 180_000);
+      const blocks = codeBlocks(readFileSync('README.md', 'utf8'));
+      expect(blocks.length).toBeGreaterThan(20);
+      const snippets: Record<string, string> = { 'readme-context.d.ts': README_CONTEXT };
+      const starts = new Map<string, number>();
+      for (const { line, code, file } of blocks) {
+        // A recipe of several files names each on its first line, so they can import one another.
+        const name = file ?? `README.md-${line}.ts`;
+        const fragment = !/^import /m.test(code);
+        // The fragment's imports share its first line, so line numbers stay the README's.
+        snippets[name] = `${fragment ? fragmentImports : ''}${code}\nexport {};\n`;
+        starts.set(name, line);
+      }
+      const errors = checkSnippets(snippets, { dom }).map((error) => {
+        const [, name = '', at = '0', message] = /^(.*?):(\d+): ([\s\S]*)$/.exec(error) ?? [];
+        return starts.has(name)
+          ? `README.md:${starts.get(name)! + Number(at) - 1} (${name}): ${message}`
+          : error;
+      });
+      expect(errors).toEqual([]);
+    },
+    180_000,
+  );
 });

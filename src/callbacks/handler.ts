@@ -1,7 +1,11 @@
 import { readArgs } from '../core/args.js';
 import { type BodyErrors, type BodyLimits, readRequestText } from '../core/body.js';
-import { CallbackParseError } from '../errors/bridge-errors.js';
-import { CallbackBusyError, CallbackListenerError, CallbackTimeoutError } from '../errors/callback-errors.js';
+import {
+  CallbackBusyError,
+  CallbackListenerError,
+  CallbackParseError,
+  CallbackTimeoutError,
+} from '../errors/callback-errors.js';
 import type { CallbackRequest, Dispatch, DispatchOutcome, RejectedDelivery } from './outcomes.js';
 
 /**
@@ -27,7 +31,7 @@ export interface Delivery {
 }
 
 /** The handler's answer, which each adapter writes its own way: a `Response` in all but name. */
-export interface Answer {
+export interface DeliveryAnswer {
   status: number;
   /** The JSON body, serialized once: every answer but a parse error's is one of a few constants. */
   body: string;
@@ -54,7 +58,7 @@ export interface HandlerContext {
 }
 
 /** Answers a delivery, giving the answer to `respond` (the adapter's writer) and settling with what it returned. */
-export type DeliveryHandler = <R>(delivery: Delivery, respond: (answer: Answer) => R) => Promise<R>;
+export type DeliveryHandler = <R>(delivery: Delivery, respond: (answer: DeliveryAnswer) => R) => Promise<R>;
 
 class BodyTimedOut extends Error {}
 
@@ -65,7 +69,7 @@ const BODY_ERRORS: BodyErrors = {
 };
 
 const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json' });
-const answer = (status: number, body: unknown): Answer => {
+const answer = (status: number, body: unknown): DeliveryAnswer => {
   const headers = status === 405 ? Object.freeze({ ...JSON_HEADERS, allow: 'POST' }) : JSON_HEADERS;
   return { status, body: JSON.stringify(body), headers, init: Object.freeze({ status, headers }) };
 };
@@ -77,7 +81,7 @@ const unreadable = answer(400, { error: 'unreadable_body' });
 const unauthenticated = answer(401, { error: 'unauthenticated' });
 const unavailable = answer(503, { error: 'callback_timeout' });
 const busy = answer(503, { error: 'callback_busy' });
-const received: Record<DispatchOutcome['outcome'], Answer> = {
+const received: Record<DispatchOutcome['outcome'], DeliveryAnswer> = {
   dispatched: answer(200, { received: true, outcome: 'dispatched' }),
   ignored: answer(200, { received: true, outcome: 'ignored' }),
   unknown: answer(200, { received: true, outcome: 'unknown' }),
@@ -98,7 +102,7 @@ export const internalError = answer(500, { error: 'internal_error' });
 export function createDeliveryHandler(context: HandlerContext): DeliveryHandler {
   const limits: BodyLimits = { maxBytes: context.maxBodyBytes, timeoutMs: context.bodyTimeoutMs };
   const { authenticate } = context;
-  return async <R>(delivery: Delivery, respond: (answer: Answer) => R): Promise<R> => {
+  return async <R>(delivery: Delivery, respond: (answer: DeliveryAnswer) => R): Promise<R> => {
     if (delivery.method !== 'POST') return respond(methodNotAllowed);
     if (delivery.declaredBytes > limits.maxBytes) return respond(tooLarge);
     let body: string | undefined;
@@ -121,7 +125,7 @@ async function authenticated(
   authenticate: NonNullable<HandlerContext['authenticate']>,
   request: CallbackRequest,
   body: string,
-): Promise<Answer> {
+): Promise<DeliveryAnswer> {
   let allowed = false;
   let thrown: unknown;
   try {
@@ -139,7 +143,7 @@ async function authenticated(
 }
 
 /** The answer to an accepted body: at once when its dispatch settled at once. */
-function dispatched(context: HandlerContext, body: string): Answer | Promise<Answer> {
+function dispatched(context: HandlerContext, body: string): DeliveryAnswer | Promise<DeliveryAnswer> {
   let dispatching: DispatchOutcome | Promise<DispatchOutcome>;
   try {
     dispatching = context.dispatch(body);
@@ -154,7 +158,7 @@ function dispatched(context: HandlerContext, body: string): Answer | Promise<Ans
 }
 
 /** The answer to a body whose dispatch failed. */
-function refused(context: HandlerContext, error: unknown): Answer {
+function refused(context: HandlerContext, error: unknown): DeliveryAnswer {
   if (error instanceof CallbackParseError)
     return answer(400, { error: 'invalid_body', message: error.message });
   // Already reported when it happened. Busy: another process holds the transfer, so later.
@@ -167,7 +171,7 @@ function refused(context: HandlerContext, error: unknown): Answer {
   return internalError;
 }
 
-const toResponse = ({ body, init }: Answer): Response => new Response(body, init);
+const toResponse = ({ body, init }: DeliveryAnswer): Response => new Response(body, init);
 
 /**
  * The web adapter: a `Request` → `Response` handler. `new Headers` copies the request's headers only

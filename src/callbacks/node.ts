@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { readArgs } from '../core/args.js';
 import { type BodyErrors, type BodyLimits, decodeText, readNodeBytes, withinBytes } from '../core/body.js';
-import { type Answer, type Delivery, type DeliveryHandler, internalError } from './handler.js';
+import { type Delivery, type DeliveryAnswer, type DeliveryHandler, internalError } from './handler.js';
 
 /** A node:http request, with the body Express's `raw()`, `text()` or `json()` may have read already. */
 export type NodeRequest = IncomingMessage & { body?: unknown };
@@ -22,7 +22,7 @@ export function nodeListener(
   const { withHeaders, onWriteError } = options;
   return (req, res) => {
     const delivery = readArgs('CallbackRouter.nodeHandler', () => nodeDelivery(req, withHeaders));
-    const send = (answer: Answer) => {
+    const send = (answer: DeliveryAnswer) => {
       try {
         write(req, res, answer);
       } catch (error) {
@@ -34,7 +34,7 @@ export function nodeListener(
   };
 }
 
-function write(req: NodeRequest, res: ServerResponse, { status, body, headers }: Answer): void {
+function write(req: NodeRequest, res: ServerResponse, { status, body, headers }: DeliveryAnswer): void {
   if (res.headersSent) return;
   // The rest of an oversized or stalled body is not read: close rather than leave it half consumed.
   const cut = (status === 413 || status === 408) && !req.readableEnded;

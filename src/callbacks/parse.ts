@@ -1,4 +1,4 @@
-import { CallbackParseError } from '../errors/bridge-errors.js';
+import { CallbackParseError } from '../errors/callback-errors.js';
 import { type BridgeTransfer, bridgeSchemas } from '../schemas/bridge.js';
 import { compiled } from '../schemas/common.js';
 import { formatIssues, toIssues } from '../schemas/issues.js';

@@ -1,3 +1,4 @@
+import { VERSION } from '../index.js';
 import { SEND_USAGE, SIGN_USAGE, send, sign, VERIFY_USAGE, verify } from './batch.js';
 import { EXIT, type Io, report, terminalIo, UsageError } from './common.js';
 import { ROUTES_USAGE, routes, TOKEN_USAGE, TRANSFERS_USAGE, token, transfers } from './ops.js';
@@ -21,8 +22,8 @@ const COMMANDS: Record<string, { run: (args: string[], io: Io) => Promise<number
 export const USAGE = `usage: partner-s2s-sdk <command> [options]
 
 commands:
-  simulate     run the simulator over HTTP, with its admin API (docs/simulator.md); its
-               amounts (fund, balance) are base units, as strings of digits
+  simulate     run the simulator over HTTP, with its admin API; its amounts (fund,
+               balance) are base units, as strings of digits
   token        the scopes and expiry of a token for the credential in the environment
   routes       the bridge routes, one line each
   transfers    list a user's transfers, or get one
@@ -30,7 +31,9 @@ commands:
   sign         verify a saved construct result, then sign it with a key from the environment
   send         submit what sign printed; prints the transfer id
 
-Run "partner-s2s-sdk <command> --help" for a command's options.
+Run "partner-s2s-sdk <command> --help" for a command's options, "partner-s2s-sdk --version"
+for the version. Documentation: the README shipped in the package (node_modules/partner-s2s-sdk/
+README.md), section "Testing your integration with the simulator".
 exit codes: 0 ok, 1 verification failed or the service refused, 2 usage error`;
 
 /**
@@ -43,6 +46,10 @@ exit codes: 0 ok, 1 verification failed or the service refused, 2 usage error`;
 export async function main(argv: string[], streams: Io): Promise<number> {
   const io = terminalIo(streams);
   const [name, ...args] = argv;
+  if (name === '--version' || name === '-v' || name === 'version') {
+    io.out(VERSION);
+    return EXIT.ok;
+  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     (name === undefined ? io.err : io.out)(USAGE);
     return name === undefined ? EXIT.usage : EXIT.ok;

@@ -4,6 +4,13 @@
  */
 declare const __SDK_VERSION__: string | undefined;
 
+/**
+ * The version of partner-s2s-sdk that is running (its User-Agent names it too).
+ *
+ * @example
+ * import { VERSION } from 'partner-s2s-sdk';
+ * log.info(`partner-s2s-sdk ${VERSION}`);
+ */
 export const VERSION: string = typeof __SDK_VERSION__ === 'string' ? __SDK_VERSION__ : '0.0.0-dev';
 
 /** The runtime and its version, as `name/version`: Bun and Deno also set `process.versions.node`. */

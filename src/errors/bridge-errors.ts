@@ -1,4 +1,4 @@
-import type { Issue } from '../schemas/issues.js';
+import { formatIssues } from '../schemas/issues.js';
 import { PartnerError } from './base.js';
 
 /** One failed check of a bridge batch. */
@@ -21,12 +21,10 @@ export class BatchVerificationError extends PartnerError {
   readonly issues: VerificationIssue[];
 
   constructor({ issues }: { issues: VerificationIssue[] }) {
-    const first = issues
-      .slice(0, 3)
-      .map((issue) => `${issue.check}: ${issue.message}`)
-      .join('; ');
+    // Named by check, the one id a partner's alerting keys on.
+    const named = issues.map((issue) => ({ path: issue.check, message: issue.message }));
     super(
-      `Bridge batch rejected (${issues.length} issue${issues.length === 1 ? '' : 's'}): ${first}${issues.length > 3 ? '; …' : ''}`,
+      `Bridge batch rejected (${issues.length} issue${issues.length === 1 ? '' : 's'}): ${formatIssues(named, 3)}`,
     );
     this.issues = issues;
   }
@@ -61,22 +59,6 @@ export class SubmitOutcomeUnknownError extends PartnerError {
     this.intentId = init.intentId;
     this.transferId = init.transferId;
     this.userOpHash = init.userOpHash;
-  }
-}
-
-/**
- * A callback body that is broken JSON or a bridge transfer with missing or mistyped fields.
- *
- * @example
- * try { parseBridgeCallback(body); } catch (e) { if (e instanceof CallbackParseError) return new Response(null, { status: 400 }); }
- */
-export class CallbackParseError extends PartnerError {
-  override name = 'CallbackParseError' as const;
-  readonly issues: Issue[];
-
-  constructor({ message, issues = [], cause }: { message: string; issues?: Issue[]; cause?: unknown }) {
-    super(message, { cause });
-    this.issues = issues;
   }
 }
 

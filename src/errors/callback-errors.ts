@@ -1,4 +1,21 @@
+import type { Issue } from '../schemas/issues.js';
 import { PartnerError } from './base.js';
+
+/**
+ * A callback body that is broken JSON or a bridge transfer with missing or mistyped fields.
+ *
+ * @example
+ * try { parseBridgeCallback(body); } catch (e) { if (e instanceof CallbackParseError) return new Response(null, { status: 400 }); }
+ */
+export class CallbackParseError extends PartnerError {
+  override name = 'CallbackParseError' as const;
+  readonly issues: Issue[];
+
+  constructor({ message, issues = [], cause }: { message: string; issues?: Issue[]; cause?: unknown }) {
+    super(message, { cause });
+    this.issues = issues;
+  }
+}
 
 /** The part of a delivery that did not settle within `listenerTimeoutMs`. */
 export type CallbackTimeoutStage = 'authenticate' | 'store' | 'listeners';

@@ -52,7 +52,7 @@ export type BridgeExecuteParams = BridgeConstructParams & {
 export async function executeBridge(
   steps: ExecuteSteps,
   params: BridgeExecuteParams,
-  options: RequestOptions | undefined,
+  given: RequestOptions | undefined,
 ): Promise<BridgeExecuteResult> {
   const { signer, verify, onProgress, request, wallet, requote, signing, tracker } = readArgs(
     'bridge.execute',
@@ -78,7 +78,7 @@ export async function executeBridge(
     },
   );
   const args = parseArgs(constructArgs, request, 'bridge.execute');
-  options = parseOptions(requestOptionsSchema, options, 'bridge.execute');
+  const options = parseOptions(requestOptionsSchema, given, 'bridge.execute');
   const policy = executePolicy(requote, signing);
   const checkedTracker = checkExecuteTracker(tracker);
   if (wallet === undefined) {

@@ -11,7 +11,11 @@ import { AbortError } from '../errors/client-errors.js';
 import type { SpanRunner } from '../http/tracing.js';
 import { quantity, sameAddress } from '../onchain/hex.js';
 import type { BridgeSigner } from '../onchain/sign.js';
-import type { VerifiedBridgeBatch, VerifyBridgeBatchOptions } from '../onchain/verify.js';
+import {
+  type VerifiedBridgeBatch,
+  type VerifyBridgeBatchOptions,
+  verifyBridgeBatch,
+} from '../onchain/verify.js';
 import type { ConstructArgs } from '../resources/params.js';
 import type { BridgeConstructResult, BridgeRoute } from '../schemas/bridge.js';
 import { agreeWithBaseline, type Baseline } from './consent.js';
@@ -208,8 +212,7 @@ async function send(
   };
 }
 
-async function verifyBuilt(run: ExecuteRun, construct: BridgeConstructResult): Promise<VerifiedBridgeBatch> {
-  const { verifyBridgeBatch } = await import('../onchain/verify.js');
+function verifyBuilt(run: ExecuteRun, construct: BridgeConstructResult): VerifiedBridgeBatch {
   return verifyBridgeBatch(
     { route: run.route, construct, wallet: run.wallet, amount: run.amount },
     run.verify,

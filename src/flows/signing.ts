@@ -3,7 +3,12 @@ import { DEFAULTS } from '../core/defaults.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { Deadline } from '../core/time.js';
 import { AbortError, TimeoutError } from '../errors/client-errors.js';
-import type { BridgeSigner, SignedBridgeBatch, SignerCallContext } from '../onchain/sign.js';
+import {
+  type BridgeSigner,
+  type SignedBridgeBatch,
+  type SignerCallContext,
+  signBridgeBatch,
+} from '../onchain/sign.js';
 import type { VerifiedBridgeBatch } from '../onchain/verify.js';
 import { signingSummary } from './signing-summary.js';
 
@@ -74,8 +79,6 @@ export async function signInTime(input: SignInTime): Promise<SigningOutcome> {
   const leftMs = input.deadlineAt - Date.now();
   if (leftMs <= 0 || (budgetMs !== undefined && leftMs < budgetMs))
     return { kind: 'too-slow', budgetMs, leftMs };
-  if (signal?.aborted) throw aborted();
-  const { signBridgeBatch } = await import('../onchain/sign.js');
   if (signal?.aborted) throw aborted();
   const timeoutMs = options?.timeoutMs ?? Number.POSITIVE_INFINITY;
   const lateFirst = leftMs <= timeoutMs;

@@ -63,6 +63,22 @@ export interface BridgeRoute {
 }
 
 /**
+ * The fees a quote and a transfer both carry.
+ *
+ * @example
+ * const fees = ({ providerFee, gasFee, gasFeeToken }: FeeFields) => `${providerFee} + ${gasFee} ${gasFeeToken}`;
+ */
+export interface FeeFields {
+  /** Kept by the bridge, taken out of the amount, in the source token. */
+  providerFee: DecimalString;
+  providerFeeRaw: RawAmountString;
+  /** Sponsored gas, charged on top of the amount, in `gasFeeToken` on the source chain. */
+  gasFee: DecimalString;
+  gasFeeRaw: RawAmountString;
+  gasFeeToken: string;
+}
+
+/**
  * An indicative price for bridging `amountIn`: decimal figures in each side's own units, each with
  * its base-unit twin (`…Raw`).
  *
@@ -70,7 +86,7 @@ export interface BridgeRoute {
  * const quote = await client.bridge.quote({ userId, routeId: route.routeId, amount: '25.5' });
  * console.log(`${quote.amountIn} ${route.from.symbol} → ${quote.amountOut} ${route.to.symbol}, gas ${quote.gasFee} ${quote.gasFeeToken}`);
  */
-export interface BridgeQuote {
+export interface BridgeQuote extends FeeFields {
   routeId: string;
   /** Deposited, source units. */
   amountIn: DecimalString;
@@ -78,13 +94,6 @@ export interface BridgeQuote {
   /** Delivered, destination units. */
   amountOut: DecimalString;
   amountOutRaw: RawAmountString;
-  /** Kept by the bridge, taken out of the amount. */
-  providerFee: DecimalString;
-  providerFeeRaw: RawAmountString;
-  /** Sponsored gas, charged on top of the amount, in `gasFeeToken` on the source chain. */
-  gasFee: DecimalString;
-  gasFeeRaw: RawAmountString;
-  gasFeeToken: string;
   etaSec: number;
   expiresAt: string;
   limits: RouteLimits | null;
@@ -172,7 +181,7 @@ export interface TransferSide {
  * const transfer = await client.bridge.transfers.get({ userId, transferId });
  * if (transfer.status === 'delivered') credit(transfer.userId, transfer.destination.amount, transfer.destination.token);
  */
-export interface BridgeTransfer {
+export interface BridgeTransfer extends FeeFields {
   transferId: string;
   userId: string;
   routeId: string;
@@ -181,11 +190,6 @@ export interface BridgeTransfer {
   providerRef: string;
   source: TransferSide;
   destination: TransferSide;
-  providerFee: DecimalString;
-  providerFeeRaw: RawAmountString;
-  gasFee: DecimalString;
-  gasFeeRaw: RawAmountString;
-  gasFeeToken: string;
   srcTxHash: string;
   dstTxHash: string | null;
   refundTxHash: string | null;
@@ -204,6 +208,17 @@ export const ID_MAX_LENGTH = 128;
 export const ID_PATTERN = /^[A-Za-z0-9_:.-]{1,128}$/;
 
 /** A transfer as reads, lists and callbacks carry it: its own builder, the longest schema of all. */
+/** The shape of `FeeFields`, spread into the quote's and the transfer's. */
+function feeFields({ decimalString, rawAmountString }: ReturnType<typeof atoms>) {
+  return {
+    providerFee: decimalString,
+    providerFeeRaw: rawAmountString,
+    gasFee: decimalString,
+    gasFeeRaw: rawAmountString,
+    gasFeeToken: z.string(),
+  };
+}
+
 function transferSchema(strict: boolean, a: ReturnType<typeof atoms>, id: z.ZodString) {
   const { decimalString, address, nonNegativeInt, rawAmountString, timestamp } = a;
   const side = record(strict, {
@@ -224,11 +239,7 @@ function transferSchema(strict: boolean, a: ReturnType<typeof atoms>, id: z.ZodS
     providerRef: z.string(),
     source: side,
     destination: side,
-    providerFee: decimalString,
-    providerFeeRaw: rawAmountString,
-    gasFee: decimalString,
-    gasFeeRaw: rawAmountString,
-    gasFeeToken: z.string(),
+    ...feeFields(a),
     srcTxHash: z.string(),
     dstTxHash: z.string().nullable(),
     refundTxHash: z.string().nullable(),
@@ -271,11 +282,7 @@ function build(strict: boolean) {
     amountInRaw: rawAmountString,
     amountOut: decimalString,
     amountOutRaw: rawAmountString,
-    providerFee: decimalString,
-    providerFeeRaw: rawAmountString,
-    gasFee: decimalString,
-    gasFeeRaw: rawAmountString,
-    gasFeeToken: z.string(),
+    ...feeFields(atoms()),
     etaSec: nonNegativeInt,
     expiresAt: timestamp,
     limits: limits.nullable(),

@@ -74,8 +74,3 @@ export function openEnum<const T extends readonly [string, ...string[]]>(
 ): z.ZodType<T[number] | (string & {})> {
   return strict ? z.enum(values) : z.string();
 }
-
-/** Wraps a payload schema in the `{ data }` envelope of data endpoints. */
-export function envelope<T extends z.ZodType>(strict: boolean, data: T) {
-  return record(strict, { data });
-}

@@ -99,12 +99,14 @@ const SOURCE_ENTRIES: Record<string, string[]> = {
  * node_modules. Libraries' own declarations are not checked (viem's need the DOM lib), and neither
  * are the sources: only the snippets' errors are returned.
  */
-export function checkSnippets(snippets: Record<string, string>): string[] {
-  const dir = join(ROOT, '.snippets');
+export function checkSnippets(snippets: Record<string, string>, { dom = false } = {}): string[] {
+  const dir = join(ROOT, dom ? '.snippets-dom' : '.snippets');
   const virtual = new Map(Object.entries(snippets).map(([name, text]) => [join(dir, name), text]));
   const options: ts.CompilerOptions = {
     target: ts.ScriptTarget.ES2022,
-    lib: ['lib.es2022.d.ts'],
+    // With the DOM lib too, as a project that also builds for the web has it: its fetch types
+    // (BodyInit, Request) are narrower than Node's in places.
+    lib: dom ? ['lib.es2022.d.ts', 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'] : ['lib.es2022.d.ts'],
     types: ['node'],
     // Bundler resolution, as Next.js projects have it: extensionless imports between a recipe's
     // files; packages are still read through their `exports`.

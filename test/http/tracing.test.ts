@@ -116,7 +116,8 @@ describe('tracing (OpenTelemetry)', () => {
   it('names spans by route template and keeps the ids of the path out of every span', async () => {
     const service = mockService({
       routes: {
-        'GET /bridge/transfers/tr_77e1f0': () => json({ data: transfer({ transferId: 'tr_77e1f0', userId: 'usr_4c2d9a' }) }),
+        'GET /bridge/transfers/tr_77e1f0': () =>
+          json({ data: transfer({ transferId: 'tr_77e1f0', userId: 'usr_4c2d9a' }) }),
       },
     });
     await makeClient(service).bridge.transfers.get({ userId: 'usr_4c2d9a', transferId: 'tr_77e1f0' });

@@ -8,8 +8,8 @@ import type { TransferRecord } from './transfers.js';
 import type { UserRecord } from './users.js';
 
 /*
- * The administration of the simulator: every operation a test (or, later, an admin HTTP API) may
- * run, keyed by the same name as its argument schema in ../args.ts. `run` checks the arguments
+ * The administration of the simulator: every operation a test or the admin HTTP API
+ * (admin-http.ts) may run, keyed by the same name as its argument schema in ../args.ts. `run` checks the arguments
  * (ids become what they name) before the operation sees them, so each caller gets the same rules.
  */
 

@@ -6,7 +6,8 @@ import { failure, HttpFailure } from './envelope.js';
 /*
  * The HTTP surface: a web `fetch` that reads the request once and hands it to the API mounted at
  * its path prefix, and a node:http server that serves that same `fetch`. The partner API is one
- * mount; an admin API under a reserved prefix would be another, answering with the same envelope.
+ * mount; the admin API (admin-http.ts, under `sim.adminPath`) is another, answering with the same
+ * envelope.
  */
 
 /** A request as an API of the simulator sees it: the path is below the mount's prefix. */
