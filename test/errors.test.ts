@@ -10,6 +10,7 @@ import {
   isApiError,
   isPartnerError,
   NotFoundError,
+  PartnerClient,
   PermissionDeniedError,
   RateLimitError,
   ServiceUnavailableError,
@@ -17,7 +18,7 @@ import {
   ValidationFailedError,
   WalletNotLinkedError,
 } from '../src/index.js';
-import { envelopeError, json, makeClient, mockService } from './helpers/mock-fetch.js';
+import { envelopeError, type Handler, json, makeClient, mockService } from './helpers/mock-fetch.js';
 
 function failWith(response: () => Response, scope = 'bridge:read') {
   const service = mockService({
@@ -265,5 +266,30 @@ describe('a 404 names the ids the call sent', () => {
     expect(nobody).toBeInstanceOf(UserNotFoundError);
     expect(nobody).toMatchObject({ ids: { userId: 'usr_gone', routeId: 'r1' } });
     expect((nobody as Error).message).toContain('userId usr_gone');
+  });
+});
+
+describe('a very short secret is masked only as a whole token', () => {
+  const shortSecret = (routes: Record<string, Handler>, fetch?: typeof globalThis.fetch) => {
+    const service = mockService({ routes });
+    return new PartnerClient({
+      baseUrl: 'https://partner.test',
+      clientId: 'c',
+      clientSecret: 'b',
+      maxRetries: 0,
+      fetch: fetch ?? service.fetch,
+    });
+  };
+
+  it('a server that answers `bad port` and echoes the secret: `bad port` stays, the secret is masked', async () => {
+    const client = shortSecret({
+      'GET /bridge/routes': () =>
+        envelopeError(500, 'INTERNAL', 'bad port for client_secret=b (b), body client_secret%3Db%26x'),
+    });
+    const error = (await client.bridge.routes().catch((e: unknown) => e)) as ApiError;
+    expect(error).toBeInstanceOf(InternalServerError);
+    expect(error.message).toBe(
+      'GET /bridge/routes: bad port for client_secret=[redacted] ([redacted]), body client_secret%3D[redacted]%26x [INTERNAL]',
+    );
   });
 });
