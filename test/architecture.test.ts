@@ -33,12 +33,14 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   tracker: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
   testing: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'tracker'],
   index: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'client', 'tracker'],
-  // The CLI sits on top, beside client.ts: a consumer of the two public entries and nothing else.
-  cli: ['index', 'testing'],
+  // The entry of a store's author: the parts of the three store contracts, re-exported.
+  stores: ['auth', 'callbacks', 'tracker'],
+  // The CLI sits on top, beside client.ts: a consumer of the public entries and nothing else.
+  cli: ['index', 'testing', 'stores'],
 };
 
 /** The files the CLI may import outside its folder: the package's public entries. */
-const PUBLIC_ENTRIES = new Set(['src/index.ts', 'src/testing/index.ts']);
+const PUBLIC_ENTRIES = new Set(['src/index.ts', 'src/testing/index.ts', 'src/stores/index.ts']);
 
 /**
  * The runtime packages onchain/ imports, none of which does I/O: viem, loaded lazily on first

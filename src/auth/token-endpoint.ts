@@ -1,7 +1,10 @@
 import { ResponseValidationError } from '../errors/client-errors.js';
 import { apiErrorFromResponse } from '../errors/from-response.js';
 import { oauthErrorFor } from '../errors/oauth.js';
+import { Deadline } from '../http/abort.js';
+import { AttemptErrors } from '../http/attempt.js';
 import { parseJson, type Transport } from '../http/transport.js';
+import type { RawResponse } from '../http/types.js';
 import { tokenResponseSchema } from '../schemas/auth.js';
 import { oauthErrorBodySchema } from '../schemas/errors.js';
 import { toIssues } from '../schemas/issues.js';
@@ -53,7 +56,8 @@ export function basicAuthorization(clientId: string, clientSecret: string): stri
 /**
  * Exchanges the client credentials for a token (client-credentials grant): one attempt, bounded by
  * the client's `timeoutMs` and by `signal`. The calls waiting for the token retry it under their
- * own policy, so that a token wait is never longer than the call that needs it allows.
+ * own policy, so that a token wait is never longer than the call that needs it allows. The bound's
+ * timer keeps no process alive: a background refresh runs on after the calls that started it.
  */
 export async function fetchToken(
   transport: Transport,
@@ -77,7 +81,15 @@ export async function fetchToken(
 
   // The validity counts from before the request: the token may have been issued at its start.
   const issuedAt = now();
-  const response = await transport.exchange(request, 1, { signal });
+  const timeoutMs = transport.timeoutMs(undefined);
+  const errors = new AttemptErrors('POST', TOKEN_PATH, timeoutMs, signal);
+  const deadline = new Deadline(timeoutMs, signal, errors, { unref: true });
+  let response: RawResponse;
+  try {
+    response = await transport.exchange(request, 1, undefined, TOKEN_PATH, deadline);
+  } finally {
+    deadline.clear();
+  }
   const json = parseJson(response.text);
   if (response.status >= 200 && response.status < 300) {
     if (!json.ok) {

@@ -102,9 +102,12 @@ export class Transport {
   }
 
   #policy(options: RequestOptions | undefined): RetryPolicy {
-    return options?.maxRetries === undefined
-      ? this.#config.retry
-      : { ...this.#config.retry, retries: options.maxRetries };
+    if (options?.maxRetries === undefined && options?.maxRetryTimeMs === undefined) return this.#config.retry;
+    return {
+      ...this.#config.retry,
+      retries: options.maxRetries ?? this.#config.retry.retries,
+      maxRetryTimeMs: options.maxRetryTimeMs ?? this.#config.retry.maxRetryTimeMs,
+    };
   }
 
   /**

@@ -2,13 +2,7 @@ import { inspect } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { transfer } from '../../fixtures/wire.js';
-import {
-  ArgumentError,
-  createTransferTracker,
-  PartnerClient,
-  type StoredToken,
-  TrackerError,
-} from '../../src/index.js';
+import { ArgumentError, createTransferTracker, PartnerClient, TrackerError } from '../../src/index.js';
 import {
   createPostgresCallbackStore,
   createPostgresTokenStore,
@@ -16,6 +10,7 @@ import {
   migratePostgres,
   PostgresStoreError,
 } from '../../src/postgres/index.js';
+import type { StoredToken } from '../../src/stores/index.js';
 import {
   callbackStoreConformance,
   createPartnerSimulator,
