@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { defineConfig, type Options } from 'tsup';
@@ -70,6 +71,20 @@ function writeNotices(): void {
   else rmSync(file, { force: true });
 }
 
+/**
+ * The OpenAPI document, `partner-s2s-sdk/openapi.json`, written by the ES module build just made
+ * (`openApiDocument()` of dist/index.js, in a process of its own): generated from the schemas the
+ * package ships, it cannot drift from them.
+ */
+function writeOpenApi(): void {
+  const script =
+    "import { openApiDocument } from './dist/index.js'; process.stdout.write(JSON.stringify(openApiDocument(), null, 2) + '\\n');";
+  const document = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+  });
+  writeFileSync('dist/openapi.json', document);
+}
+
 const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
 
 // The three builds below run at once, so none of them may clean dist/ of the others' output.
@@ -80,6 +95,7 @@ const entry = {
   'testing/index': 'src/testing/index.ts',
   'redis/index': 'src/redis/index.ts',
   'postgres/index': 'src/postgres/index.ts',
+  'stores/index': 'src/stores/index.ts',
 };
 
 const shared: Options = {
@@ -108,6 +124,7 @@ export default defineConfig([
     // the code); `bin` points at the ES module, so it has no CommonJS twin.
     entry: { ...entry, 'cli/bin': 'src/cli/bin.ts' },
     treeshake: true,
+    onSuccess: async () => writeOpenApi(),
   },
   {
     ...shared,

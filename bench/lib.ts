@@ -124,3 +124,25 @@ export function verdict(row: string, figure: string, target: string, pass: boole
 export function ratioVerdict(row: string, ratio: number, atMost: number, digits = 2): void {
   verdict(row, `${fixed(ratio, digits)}×`, `≤ ${fixed(atMost)}×`, ratio <= atMost);
 }
+
+/**
+ * A figure printed beside the targets but held to none (context, a row of an earlier issue, a
+ * baseline's own cost): it never reaches run.ts's table of targets.
+ */
+export function context(row: string, figure: string): void {
+  console.log(`  · ${row}: ${figure} (no target)`);
+}
+
+/**
+ * A bar per row, each as long as its value against the largest: a curve that reads the same in
+ * a terminal and pasted into bench/README.
+ */
+export function bars(title: string, rows: [label: string, value: number, shown: string][], width = 40): void {
+  const top = Math.max(...rows.map(([, value]) => value));
+  const labels = Math.max(...rows.map(([label]) => label.length));
+  console.log(`\n${title}`);
+  for (const [label, value, shown] of rows) {
+    const length = Math.max(1, Math.round((value / top) * width));
+    console.log(`  ${label.padStart(labels)} │${'█'.repeat(length).padEnd(width)} ${shown}`);
+  }
+}

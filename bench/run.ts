@@ -18,6 +18,7 @@ import { packageSize } from './package.js';
 import { tokens } from './tokens.js';
 import { trackerClaims } from './tracker-claims.js';
 import { trackerReads } from './tracker-reads.js';
+import { trackerScale } from './tracker-scale.js';
 import { verifier } from './verifier.js';
 
 const all = {
@@ -34,6 +35,7 @@ const all = {
   claims,
   trackerClaims,
   trackerReads,
+  trackerScale,
 };
 const only = process.argv.slice(2);
 if (only.length === 0) {

@@ -252,11 +252,14 @@ export async function verifier(): Promise<void> {
       fixed(pairedRatio(naive, values)),
     ]),
   );
-  const perSecond = 1e6 / median(samples.get('verifyBridgeBatch (every check)')!);
+  // Batches per second move with this machine's speed; the ratio to the naive viem verifier of the
+  // same batches in the same rounds does not.
+  const sdkTimes = samples.get('verifyBridgeBatch (every check)')!;
+  const speed = pairedRatio(naive, sdkTimes);
   verdict(
-    'verifier, batches/s (verifyBridgeBatch, every check)',
-    Math.round(perSecond).toLocaleString('en'),
-    '≥ 5,000',
-    perSecond >= 5000,
+    'verifier speed × the naive viem verifier, same batches, same run',
+    `${fixed(speed)}× (${Math.round(1e6 / median(sdkTimes)).toLocaleString('en')} batches/s)`,
+    '≥ 1.50×',
+    speed >= 1.5,
   );
 }

@@ -11,6 +11,7 @@ const entries = [
   ['dist/testing/index.d.ts', 'dist/testing/index.js', 'dist/testing/index.cjs'],
   ['dist/redis/index.d.ts', 'dist/redis/index.js', 'dist/redis/index.cjs'],
   ['dist/postgres/index.d.ts', 'dist/postgres/index.js', 'dist/postgres/index.cjs'],
+  ['dist/stores/index.d.ts', 'dist/stores/index.js', 'dist/stores/index.cjs'],
 ];
 const program = ts.createProgram(
   entries.map(([dts]) => dts),

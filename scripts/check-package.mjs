@@ -123,7 +123,7 @@ const weigh = (files) => {
 };
 console.log('\n| entry | format | loaded by its import | loaded on first use |');
 console.log('| --- | --- | ---: | ---: |');
-for (const entry of ['index', 'testing/index', 'redis/index', 'postgres/index']) {
+for (const entry of ['index', 'testing/index', 'redis/index', 'postgres/index', 'stores/index']) {
   for (const [format, { outputs }] of Object.entries(formats)) {
     const file = `dist/${entry}.${format === 'ESM' ? 'js' : 'cjs'}`;
     const { eager, lazy } = closure(outputs, file);

@@ -1,7 +1,8 @@
 /**
  * `partner-s2s-sdk`: the client, the bridge flows, the batch verifier and signer, the callback
- * router, the errors and their guards. The simulator and batch builders are in
- * `partner-s2s-sdk/testing`, the Redis token and callback stores in `partner-s2s-sdk/redis`.
+ * router, the transfer tracker, the errors and their guards. The simulator and batch builders are
+ * in `partner-s2s-sdk/testing`; the stores for a fleet in `partner-s2s-sdk/redis` and
+ * `partner-s2s-sdk/postgres`; what writing a store of your own takes in `partner-s2s-sdk/stores`.
  *
  * @module partner-s2s-sdk
  */
@@ -27,7 +28,7 @@ export type { Logger, LogLevel } from './core/logger.js';
 
 // Tokens and scopes: where tokens are kept, what they allow.
 export { MemoryTokenStore } from './auth/token-store.js';
-export type { StoredToken, TokenLock, TokenStore } from './auth/token-store.js';
+export type { TokenStore } from './auth/token-store.js';
 export { KNOWN_SCOPES, type KnownScope, type Me, type Scope } from './schemas/auth.js';
 
 // The bridge: `client.bridge` and its transfers, their parameters, answers and states.
@@ -105,8 +106,9 @@ export { CallbackRouter, createCallbackRouter } from './callbacks/router.js';
 export type { CallbackRouterOptions, CallbackRouterEvents, CallbackRequest } from './callbacks/router.js';
 export type { DispatchOutcome, RejectedDelivery } from './callbacks/router.js';
 export type { IgnoredCallback, IgnoredReason } from './callbacks/router.js';
-export { compareClaim, MemoryCallbackStore } from './callbacks/store.js';
-export type { CallbackStore, ClaimRequest, ClaimResult, RecordedState } from './callbacks/store.js';
+export { standardWebhooks, type StandardWebhooksOptions } from './callbacks/standard-webhooks.js';
+export { MemoryCallbackStore } from './callbacks/store.js';
+export type { CallbackStore } from './callbacks/store.js';
 
 // The transfer tracker: follows every transfer to a final state, durably, across a fleet.
 export { createTransferTracker, TransferTracker, type TrackerRound } from './tracker/tracker.js';
@@ -114,9 +116,7 @@ export type { TransferTrackerEvents, TransferOverdue } from './tracker/events.js
 export type { TransferTrackerOptions, TrackerClient, TrackerSchedule } from './tracker/options.js';
 export type { TrackerDeadlines, TrackerDiscovery } from './tracker/options.js';
 export { MemoryTrackerStore } from './tracker/memory-store.js';
-export { newTrackerRecord } from './tracker/record.js';
-export type { TrackerStore, TrackerRecord, TrackerLease, TrackOptions } from './tracker/store.js';
-export type { ClaimDueRequest, ClaimOneResult, CompleteRequest } from './tracker/store.js';
+export type { TrackerStore } from './tracker/store.js';
 
 // Errors: one class per failure, and the guards that tell them apart.
 export * from './errors/index.js';
@@ -124,6 +124,13 @@ export * from './errors/index.js';
 // Amounts: decimal strings and bigint base units, never floats.
 export { type AmountInput, fromRawAmount, toRawAmount } from './core/amounts.js';
 
-// Testing: the simulator and batch builders are in `partner-s2s-sdk/testing`;
-// the Redis token and callback stores in `partner-s2s-sdk/redis`.
+// The interface for other languages: its OpenAPI 3.1 document (also `partner-s2s-sdk/openapi.json`).
+export { openApiDocument } from './resources/openapi.js';
+export type { OpenApiDocument, OpenApiDocumentOptions } from './resources/openapi.js';
+
+// The release this build is: package.json's version, written in at build time.
 export { VERSION } from './core/version.js';
+
+// Testing: the simulator and batch builders are in `partner-s2s-sdk/testing`; the stores on Redis
+// and Postgres in `partner-s2s-sdk/redis` and `/postgres`; the parts of a store of your own (its
+// records, leases and claims, `compareClaim`, `newTrackerRecord`) in `partner-s2s-sdk/stores`.

@@ -7,7 +7,14 @@ import { checkConsumer } from './helpers/type-check.js';
  * through its `exports` (ESM and CommonJS), from a project of its own.
  */
 
-const BUILT = ['dist/index.d.ts', 'dist/testing/index.d.ts', 'dist/redis/index.d.ts', 'dist/index.d.cts'];
+const BUILT = [
+  'dist/index.d.ts',
+  'dist/testing/index.d.ts',
+  'dist/redis/index.d.ts',
+  'dist/index.d.cts',
+  'dist/openapi.json',
+  'dist/stores/index.d.ts',
+];
 const built = BUILT.every((file) => existsSync(file));
 const NOT_BUILT = 'consumer type tests skipped: no dist (run npm run build first)';
 if (!built) {
@@ -31,8 +38,13 @@ const ESM_CONSUMER = `
 import { PartnerClient, createCallbackRouter, signBridgeBatch, type BridgeSigner, type BridgeTransfer } from 'partner-s2s-sdk';
 import { createPartnerSimulator } from 'partner-s2s-sdk/testing';
 import { createRedisCallbackStore, type RedisClientLike } from 'partner-s2s-sdk/redis';
+import { compareClaim, newTrackerRecord, type TrackerLease } from 'partner-s2s-sdk/stores';
 
 declare const redis: RedisClientLike;
+// A store of the partner's own, written with the parts its entry holds.
+export const record = newTrackerRecord({ userId: 'u', transferId: 't', source: 'track', now: Date.now() });
+export const verdict: 'new' | 'duplicate' | 'stale' = compareClaim(undefined, { status: 'submitted', rank: 1 });
+export const fenceOf = (lease: TrackerLease): number => lease.fence;
 const sim = createPartnerSimulator();
 const client = new PartnerClient({ baseUrl: sim.baseUrl, ...sim.demo.credentials, fetch: sim.fetch });
 const router = createCallbackRouter({ authenticate: 'none', store: createRedisCallbackStore({ client: redis }) });
@@ -50,7 +62,13 @@ const CJS_CONSUMER = `
 import sdk = require('partner-s2s-sdk');
 import testing = require('partner-s2s-sdk/testing');
 import redis = require('partner-s2s-sdk/redis');
-export const names = [sdk.PartnerClient.name, testing.createPartnerSimulator.name, redis.createRedisTokenStore.name];
+import stores = require('partner-s2s-sdk/stores');
+export const names = [
+  sdk.PartnerClient.name,
+  testing.createPartnerSimulator.name,
+  redis.createRedisTokenStore.name,
+  stores.compareClaim.name,
+];
 `;
 
 describe.runIf(built)('the built declarations in a partner project', () => {
@@ -61,6 +79,24 @@ describe.runIf(built)('the built declarations in a partner project', () => {
     );
     expect(errors).toEqual([]);
     expect(files.filter((file) => /\/node_modules\/(viem|ox|abitype)\//.test(file))).toEqual([]);
+  }, 120_000);
+
+  it('import the OpenAPI document as JSON, ESM and CommonJS, typed as what it holds', () => {
+    const { errors } = checkConsumer(
+      {
+        'openapi.mts': `
+import doc from 'partner-s2s-sdk/openapi.json' with { type: 'json' };
+export const version: string = doc.openapi;
+export const paths: string[] = Object.keys(doc.paths);
+`,
+        'openapi.cts': `
+import doc = require('partner-s2s-sdk/openapi.json');
+export const version: string = doc.info.version;
+`,
+      },
+      { ...SERVER_PROJECT, resolveJsonModule: true, skipLibCheck: false },
+    );
+    expect(errors).toEqual([]);
   }, 120_000);
 
   it('take a viem LocalAccount as a BridgeSigner under exactOptionalPropertyTypes', () => {

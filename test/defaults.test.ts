@@ -38,6 +38,8 @@ describe('DEFAULTS', () => {
         storeCapacity: 50_000,
         acknowledgeListenerErrors: false,
         strict: false,
+        webhookToleranceSec: 300,
+        webhookIdCapacity: 50_000,
       },
       redis: {
         tokenPrefix: 'partner-s2s:token:',
@@ -55,6 +57,9 @@ describe('DEFAULTS', () => {
         withRouterFactor: 4,
         deadlines: { sourceConfirmation: 600_000, delivery: 600_000, refund: 21_600_000 },
         leaseMs: 30_000,
+        listenerShare: 1 / 3,
+        readShare: 0.5,
+        readRetries: 2,
         batchSize: 50,
         maxReadsPerSecond: 10,
         discover: { everyMs: 600_000, horizonMs: 86_400_000, pageSize: 100 },

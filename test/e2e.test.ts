@@ -1,5 +1,5 @@
 import { privateKeyToAccount } from 'viem/accounts';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   type AuthenticationError,
   InsufficientBalanceError,
@@ -7,6 +7,7 @@ import {
   InvalidClientError,
   InvalidScopeError,
   NotFoundError,
+  openApiDocument,
   PartnerClient,
   PermissionDeniedError,
   ServiceUnavailableError,
@@ -17,15 +18,28 @@ import {
   WalletNotLinkedError,
 } from '../src/index.js';
 import { createPartnerSimulator, type PartnerSimulator } from '../src/testing/index.js';
+import { OpenApiChecker } from './helpers/openapi.js';
 
 const ROUTE = 'base-usdc-to-bsc-usdc';
 let sim: PartnerSimulator;
+
+// Every request the SDK sends, every answer the simulator gives and every callback body it delivers
+// is held against the package's OpenAPI document: the document describes the service as it answers.
+const DOCUMENT = openApiDocument();
+let openApi: OpenApiChecker;
+beforeEach(() => {
+  openApi = new OpenApiChecker(DOCUMENT);
+});
+afterEach(() => {
+  expect(openApi.problems).toEqual([]);
+  expect(openApi.checked).toBeGreaterThan(0);
+});
 
 function clientFor(s: PartnerSimulator, extra: Partial<ConstructorParameters<typeof PartnerClient>[0]> = {}) {
   return new PartnerClient({
     baseUrl: s.baseUrl,
     ...s.demo.credentials,
-    fetch: s.fetch,
+    fetch: openApi.wrap(s.fetch),
     strict: true,
     ...extra,
   });
@@ -36,7 +50,12 @@ afterEach(() => sim?.close());
 describe('the SDK against the simulator', () => {
   it('runs the whole bridge flow: execute, state changes, callbacks, wait', async () => {
     const bodies: unknown[] = [];
-    sim = createPartnerSimulator({ callbacks: (body) => void bodies.push(body) });
+    sim = createPartnerSimulator({
+      callbacks: (body) => {
+        bodies.push(body);
+        openApi.callback(body);
+      },
+    });
     const client = clientFor(sim);
     const signer = privateKeyToAccount(sim.demo.wallet.privateKey);
     const { transferId, summary } = await client.bridge.execute({
@@ -151,7 +170,7 @@ describe('the SDK against the simulator', () => {
   it('enforces scopes, narrow tokens, revocation and suspension', async () => {
     sim = createPartnerSimulator();
     const readOnly = sim.createCredential({ organisationId: sim.demo.organisationId, scopes: ['all:read'] });
-    const reader = new PartnerClient({ baseUrl: sim.baseUrl, ...readOnly, fetch: sim.fetch });
+    const reader = new PartnerClient({ baseUrl: sim.baseUrl, ...readOnly, fetch: openApi.wrap(sim.fetch) });
     expect((await reader.me()).scopes).toContain('bridge:read');
     expect((await reader.me()).scopes).not.toContain('transactions:write');
     const denied = (await reader.bridge
@@ -169,7 +188,7 @@ describe('the SDK against the simulator', () => {
       new PartnerClient({
         baseUrl: sim.baseUrl,
         ...readOnly,
-        fetch: sim.fetch,
+        fetch: openApi.wrap(sim.fetch),
         scope: 'all:write',
       }).getScopes(),
     ).rejects.toBeInstanceOf(InvalidScopeError);
@@ -212,6 +231,7 @@ describe('the SDK against the simulator', () => {
         ...sim.demo.credentials,
         clientAuth: 'basic',
         strict: true,
+        fetch: openApi.wrap(globalThis.fetch),
       });
       const signer = privateKeyToAccount(sim.demo.wallet.privateKey);
       const { transferId } = await client.bridge.execute({

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'eventemitter3';
 import { afterAll, describe, expect, it } from 'vitest';
 import * as main from '../src/index.js';
+import * as stores from '../src/stores/index.js';
 import * as testing from '../src/testing/index.js';
 
 /**
@@ -111,7 +112,7 @@ async function outcomeOf(call: () => unknown): Promise<unknown> {
 /** Every entry point: [name, a function taking the arguments]. */
 function entryPoints(): [string, () => (...args: unknown[]) => unknown][] {
   const entries: [string, () => (...args: unknown[]) => unknown][] = [];
-  for (const module of [main, testing]) {
+  for (const module of [main, testing, stores]) {
     for (const [name, value] of Object.entries(module)) {
       if (typeof value !== 'function' || isErrorClass(value)) continue;
       if (!isClass(value)) {

@@ -56,7 +56,8 @@ export function basicAuthorization(clientId: string, clientSecret: string): stri
 /**
  * Exchanges the client credentials for a token (client-credentials grant): one attempt, bounded by
  * the client's `timeoutMs` and by `signal`. The calls waiting for the token retry it under their
- * own policy, so that a token wait is never longer than the call that needs it allows.
+ * own policy, so that a token wait is never longer than the call that needs it allows. The bound's
+ * timer keeps no process alive: a background refresh runs on after the calls that started it.
  */
 export async function fetchToken(
   transport: Transport,
@@ -91,7 +92,7 @@ export async function fetchToken(
 
   // The validity counts from before the request: the token may have been issued at its start.
   const issuedAt = now();
-  const deadline = call.begin();
+  const deadline = call.begin({ unref: true });
   let response: RawResponse;
   try {
     response = await call.send();

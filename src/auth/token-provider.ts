@@ -87,6 +87,8 @@ interface Flight {
   seq: number;
   promise: Promise<StoredToken>;
   controller: AbortController;
+  /** A refresh ahead of expiry, started by a call that did not wait for it. */
+  background: boolean;
 }
 
 interface Stop {
@@ -106,7 +108,9 @@ interface Stop {
  * a backoff instead of a token request per call once the credential is stopped.
  *
  * A fetch runs for the calls that wait for it: each caller bounds its own wait (the transport), and
- * when no call of the client is left the fetch is aborted, so that nothing keeps a process alive.
+ * when no call of the client is left the fetch is aborted. A background refresh is the exception:
+ * the service may have issued its token already, so it runs to its end, bounded by the token
+ * request's own `timeoutMs` and the store's bounds, all on timers that keep no process alive.
  */
 export class TokenProvider {
   readonly #deps: TokenProviderDeps;
@@ -155,12 +159,16 @@ export class TokenProvider {
     return call;
   }
 
-  /** A call is over, whatever its outcome. The last one out aborts a fetch nobody waits for. */
+  /**
+   * A call is over, whatever its outcome. The last one out aborts a fetch nobody waits for, but not
+   * a background refresh: aborting it after the service issued its token would waste that token,
+   * and the next call would ask for another.
+   */
   end(call: TokenCall): void {
     this.#active--;
     if (call.probe && this.#stop?.probing) this.#stop.probing = false;
     call.probe = false;
-    if (this.#active === 0 && this.#inflight) {
+    if (this.#active === 0 && this.#inflight && !this.#inflight.background) {
       this.#inflight.controller.abort();
       // Forgotten at once: a call that starts before the aborted fetch has unwound would join it
       // and fail with an AbortError that nobody asked for.
@@ -388,6 +396,7 @@ export class TokenProvider {
     const flight: Flight = {
       seq,
       controller,
+      background: action === 'refreshed',
       promise: this.#deps.span ? this.#deps.span('partner.token', run) : run(),
     };
     // Callers may all have left (each bounds its own wait): the outcome must not go unhandled.

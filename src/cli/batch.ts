@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import {
+  API_PREFIX,
   ArgumentError,
   BatchVerificationError,
   type BridgeBatchView,
@@ -31,9 +32,12 @@ const BATCH_OPTIONS = `  --wallet      the user's wallet (the signer's address):
 export const VERIFY_USAGE = `usage: partner-s2s-sdk verify <construct.json> --route <route.json> [--wallet 0x…]
                               (--amount A | --max-amount) [--now TIME] [--json]
 
-Verifies a saved construct result (what bridge.construct() returned, as JSON) against the route as
-you read it from bridge.routes() (routes --json), offline. Prints what the batch does, one fact a
-line, its warnings and the digests a signer receives (exit 0), or every issue (exit 1).
+Verifies a saved construct result against the route as you read it, offline. construct.json holds
+the answer of POST /api/v1/s2s/bridge/construct/transaction/batch as the service sent it
+({"data": …}), or what bridge.construct() returned; route.json the answer of GET
+/api/v1/s2s/bridge/routes ({"data": […]}: the construct result's route is taken from it), the
+output of routes --json, or one route. Prints what the batch does, one fact a line, its warnings
+and the digests a signer receives (exit 0), or every issue (exit 1).
 ${BATCH_OPTIONS}
                 Without --wallet, the batch's own sender is assumed (weaker: it says so).
   --now TIME    check expiry as of this ISO 8601 time (e.g. 2025-01-31T12:00:00Z), for a fixture
@@ -42,9 +46,10 @@ ${BATCH_OPTIONS}
 export const SIGN_USAGE = `usage: partner-s2s-sdk sign <construct.json> --route <route.json> --wallet 0x…
                             (--amount A | --max-amount) --key-env VAR [--json]
 
-Verifies a saved construct result as verify does, writes what it does on stderr (as verify prints
-it), then signs it with the private key held in the environment variable VAR (never printed; never
-give a key as a flag), and prints one JSON object on stdout, with or without --json:
+Verifies a saved construct result as verify does (the same files), writes what it does on stderr
+(as verify prints it), then signs it with the private key held in the environment variable VAR
+(never printed; never give a key as a flag), and prints one JSON object on stdout, with or
+without --json:
   {"signature":"0xff00…","authorization":{"r":"0x…","s":"0x…","yParity":0}}
 authorization is null when the bundle asks for none (the wallet is already delegated). What does
 not verify is not signed: nothing on stdout, the issues on stderr, exit 1.
@@ -66,6 +71,9 @@ const MAX_STDIN_BYTES = 1 << 20;
 /** An ISO 8601 time with its offset: a time without one would be read in the machine's zone. */
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
 const PRIVATE_KEY = /^(0x)?[0-9a-fA-F]{64}$/;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+/** An environment variable's name, as POSIX shells take one. */
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 async function readStdin(io: Io): Promise<string> {
   if (!io.stdin) throw new UsageError('no standard input to read - from');
@@ -121,6 +129,34 @@ interface BatchFlags {
   'max-amount'?: boolean | undefined;
 }
 
+/**
+ * What a saved file holds, as the SDK returns it: the service's answer `{"data": …}`, saved as a
+ * client in another language received it, is read as its `data`. A construct result or a route has
+ * no `data` field of its own.
+ */
+function payloadOf(saved: unknown): unknown {
+  return typeof saved === 'object' && saved !== null && !Array.isArray(saved) && 'data' in saved
+    ? (saved as { data: unknown }).data
+    : saved;
+}
+
+/**
+ * The route a route file names for `construct`: the file holds one route, or a list of them (the
+ * routes answer as sent, or `routes --json`), of which the one the construct result was built on.
+ */
+function routeFor(saved: unknown, construct: unknown, path: string): unknown {
+  const routes = payloadOf(saved);
+  if (!Array.isArray(routes)) return routes;
+  const routeId = (construct as { quote?: { routeId?: unknown } } | null)?.quote?.routeId;
+  if (typeof routeId !== 'string')
+    throw new UsageError(
+      line`${path} holds a list of routes, and the construct result names no quote.routeId to choose one by`,
+    );
+  const route = routes.find((candidate) => (candidate as { routeId?: unknown } | null)?.routeId === routeId);
+  if (route === undefined) throw new UsageError(line`${path} holds no route ${routeId}`);
+  return route;
+}
+
 /** The construct result, route and amount a command line names; the wallet as given, if given. */
 async function readBatch(values: BatchFlags, positionals: string[], io: Io) {
   if (positionals.length !== 1) throw new UsageError('give exactly one construct.json');
@@ -133,21 +169,40 @@ async function readBatch(values: BatchFlags, positionals: string[], io: Io) {
       '--amount or --max-amount is required: the amount construct was asked for, or --max-amount for a maxAmount construct',
     );
   }
+  const construct = payloadOf(await readJson(positionals[0]!, 'construct result', io));
+  const route = routeFor(await readJson(values.route, 'route', io), construct, values.route);
   return {
-    construct: (await readJson(positionals[0]!, 'construct result', io)) as BridgeConstructResult,
-    route: (await readJson(values.route, 'route', io)) as BridgeRoute,
+    construct: construct as BridgeConstructResult,
+    route: route as BridgeRoute,
     ...(values.amount !== undefined ? { amount: values.amount } : {}),
   };
 }
 
-/** Every issue of a refused batch, on stderr. */
-function printIssues(io: Io, error: BatchVerificationError): void {
+/** The files a batch was read from, for the hints of a refusal. */
+interface BatchFiles {
+  construct: string;
+  route: string;
+}
+
+const fileName = (path: string) => (path === '-' ? 'standard input' : path);
+
+/** Every issue of a refused batch, on stderr, and what a file should hold when it holds something else. */
+function printIssues(io: Io, error: BatchVerificationError, files: BatchFiles): void {
   io.err(`verification failed: ${error.issues.length} issue(s)`);
   for (const issue of error.issues) {
     const detail =
       issue.expected !== undefined ? line` (expected ${issue.expected}, got ${issue.actual})` : '';
     io.err(`${line`  ${issue.check}: ${issue.message}`}${detail}`);
   }
+  const checks = new Set(error.issues.map((issue) => issue.check));
+  if (checks.has('shape.construct'))
+    io.err(
+      line`hint: ${fileName(files.construct)} should hold the answer of POST ${API_PREFIX}/bridge/construct/transaction/batch, as the service sent it ({"data": …}) or as bridge.construct() returned it`,
+    );
+  if (checks.has('shape.route'))
+    io.err(
+      line`hint: ${fileName(files.route)} should hold the answer of GET ${API_PREFIX}/bridge/routes ({"data": […]}), the output of routes --json, or one route of them`,
+    );
 }
 
 /**
@@ -212,7 +267,7 @@ export async function verify(args: string[], io: Io): Promise<number> {
   } catch (error) {
     if (!(error instanceof BatchVerificationError)) throw error;
     if (values.json) io.out(toJson({ ok: false, issues: error.issues }));
-    else printIssues(io, error);
+    else printIssues(io, error, { construct: positionals[0]!, route: values.route! });
     return EXIT.failed;
   }
 }
@@ -230,8 +285,15 @@ export async function sign(args: string[], io: Io): Promise<number> {
   if (values.help) return help(io, SIGN_USAGE);
   const batch = await readBatch(values, positionals, io);
   if (!values.wallet) throw new UsageError('--wallet is required: the address the key signs for');
+  // Checked before it is shown in a message: a key given there is refused, not echoed.
+  if (!ADDRESS.test(values.wallet)) throw new UsageError('--wallet must be an address: 0x and 40 hex digits');
   const keyEnv = values['key-env'];
   if (!keyEnv) throw new UsageError('--key-env is required: the name of the variable holding the key');
+  // `--key-env "$WALLET_KEY"` puts the key where its variable's name belongs: refused unseen.
+  if (!VARIABLE_NAME.test(keyEnv) || PRIVATE_KEY.test(keyEnv))
+    throw new UsageError(
+      '--key-env takes the name of the environment variable that holds the key (letters, digits and _, not starting with a digit), not the key: what was given is not shown',
+    );
   const key = io.env[keyEnv];
   if (!key) throw new UsageError(line`set ${keyEnv} to the wallet's private key`);
   // The value is never shown: a secret pasted into the wrong variable must not reach a log.
@@ -260,7 +322,7 @@ export async function sign(args: string[], io: Io): Promise<number> {
     return EXIT.ok;
   } catch (error) {
     if (!(error instanceof BatchVerificationError)) throw error;
-    printIssues(io, error);
+    printIssues(io, error, { construct: positionals[0]!, route: values.route! });
     return EXIT.failed;
   }
 }

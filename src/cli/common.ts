@@ -47,15 +47,40 @@ export function line(strings: TemplateStringsArray, ...values: unknown[]): strin
   return strings.reduce((text, part, i) => text + escapeControls(String(values[i - 1])) + part);
 }
 
+/** 32 hex digits or more in a row: in a message, enough of a key to matter. */
+const HEX_RUN = /[0-9a-f]{32,}/gi;
+/** More hex digits in a row than an address has (40): on the command line, what may be a key. */
+const KEY_RUN = /[0-9a-f]{41,}/gi;
+/** What stands for a hidden run of hex digits. */
+const NOT_SHOWN = '[not shown: it may be a key]';
+
+/**
+ * Hides, in a message, every run of hex digits that is part of one on the command line: a private
+ * key pasted where a variable's name, an option, a file or an id belongs. The CLI's messages and
+ * the SDK's errors it relays name what they were given (an unknown option, a file that cannot be
+ * read, an amount or a user id the SDK or the service refused), and none may put a key on the
+ * terminal, whole or in part. Runs the command line does not hold (a userOpHash, a digest) stay.
+ */
+export function hideKeys(argv: readonly string[]): (text: string) => string {
+  // An address (the wallet) is named in what `sign` and `verify` print: it is no key, and stays.
+  const given = argv.flatMap((arg) => arg.match(KEY_RUN) ?? []).map((run) => run.toLowerCase());
+  if (given.length === 0) return (text) => text;
+  return (text) =>
+    text.replace(HEX_RUN, (run) => (given.some((key) => key.includes(run.toLowerCase())) ? NOT_SHOWN : run));
+}
+
 /**
  * The text output boundary: what any command writes passes through `escapeControls` on its way
  * out, line breaks kept. JSON output is unchanged by it, as `toJson` leaves no control character.
+ * What goes to stderr (errors, notes, what is being signed) has the command line's keys hidden
+ * (`hideKeys`); stdout is the answer asked for, and an id given may be in it as the service holds it.
  */
-export function terminalIo(io: Io): Io {
+export function terminalIo(io: Io, argv: readonly string[] = []): Io {
+  const hide = hideKeys(argv);
   return {
     ...io,
     out: (text) => io.out(escapeControls(text, { lineBreaks: true })),
-    err: (text) => io.err(escapeControls(text, { lineBreaks: true })),
+    err: (text) => io.err(hide(escapeControls(text, { lineBreaks: true }))),
   };
 }
 

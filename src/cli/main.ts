@@ -1,6 +1,7 @@
 import { VERSION } from '../index.js';
 import { SEND_USAGE, SIGN_USAGE, send, sign, VERIFY_USAGE, verify } from './batch.js';
 import { EXIT, type Io, report, terminalIo, UsageError } from './common.js';
+import { OPENAPI_USAGE, openapi } from './openapi.js';
 import { ROUTES_USAGE, routes, TOKEN_USAGE, TRANSFERS_USAGE, token, transfers } from './ops.js';
 import { SIMULATE_USAGE, simulate } from './simulate.js';
 
@@ -17,6 +18,7 @@ const COMMANDS: Record<string, { run: (args: string[], io: Io) => Promise<number
   verify: { run: verify, usage: VERIFY_USAGE },
   sign: { run: sign, usage: SIGN_USAGE },
   send: { run: send, usage: SEND_USAGE },
+  openapi: { run: openapi, usage: OPENAPI_USAGE },
 };
 
 export const USAGE = `usage: partner-s2s-sdk <command> [options]
@@ -30,6 +32,7 @@ commands:
   verify       verify a saved construct result against a route, offline
   sign         verify a saved construct result, then sign it with a key from the environment
   send         submit what sign printed; prints the transfer id
+  openapi      print the OpenAPI 3.1 document of the interface (as partner-s2s-sdk/openapi.json)
 
 Run "partner-s2s-sdk <command> --help" for a command's options, "partner-s2s-sdk --version"
 for the version. Documentation: the README shipped in the package (node_modules/partner-s2s-sdk/
@@ -44,7 +47,7 @@ exit codes: 0 ok, 1 verification failed or the service refused, 2 usage error`;
  * const code = await main(['routes', '--json'], { out: console.log, err: console.error, env: process.env });
  */
 export async function main(argv: string[], streams: Io): Promise<number> {
-  const io = terminalIo(streams);
+  const io = terminalIo(streams, argv);
   const [name, ...args] = argv;
   if (name === '--version' || name === '-v' || name === 'version') {
     io.out(VERSION);

@@ -1,11 +1,11 @@
 import {
   type BridgeRoute,
   PartnerClient,
-  type StoredToken,
   type TokenStore,
   TRANSFER_STATES,
   type TransferStatus,
 } from '../index.js';
+import type { StoredToken } from '../stores/index.js';
 import { EXIT, help, type Io, integerFlag, line, parseCommandLine, toJson, UsageError } from './common.js';
 
 /*

@@ -17,6 +17,10 @@ options:
   --auto-advance             move submitted transfers on by themselves
   --callback-url URL         POST every callback to URL
   --callback-header 'n: v'   send this header with each callback (repeatable)
+  --callback-signing-secret S
+                             sign each callback the Standard Webhooks way with S, a
+                             whsec_<base64> secret (repeatable: one signature each, as
+                             during a rotation); check it with standardWebhooks
   --seed N                   deterministic ids, demo credentials and wallet
   --admin-token TOKEN        every admin call must send Authorization: Bearer TOKEN
   --json                     print one line of JSON instead of text
@@ -31,7 +35,8 @@ function headerFlags(values: string[] | undefined): Record<string, string> | und
   for (const value of values) {
     const colon = value.indexOf(':');
     if (colon <= 0)
-      throw new UsageError(`--callback-header must be 'name: value', got ${JSON.stringify(value)}`);
+      // Not echoed: the value is a secret the receiver checks (a token), colon or not.
+      throw new UsageError(`--callback-header must be 'name: value' (what was given is not shown)`);
     headers[value.slice(0, colon).trim()] = value.slice(colon + 1).trim();
   }
   return headers;
@@ -91,6 +96,7 @@ export async function simulate(args: string[], io: Io): Promise<number> {
     'auto-advance': { type: 'boolean' },
     'callback-url': { type: 'string' },
     'callback-header': { type: 'string', multiple: true },
+    'callback-signing-secret': { type: 'string', multiple: true },
     seed: { type: 'string' },
     'admin-token': { type: 'string' },
     json: { type: 'boolean' },
@@ -104,10 +110,12 @@ export async function simulate(args: string[], io: Io): Promise<number> {
   // The default is loopback only; any other address is bound solely because --host named it.
   const host = values.host ?? LOOPBACK;
   const callbackHeaders = headerFlags(values['callback-header']);
+  const signingSecrets = values['callback-signing-secret'];
   const options: SimulatorOptions = {
     ...(values['auto-advance'] ? { autoAdvance: true } : {}),
     ...(values['callback-url'] ? { callbacks: values['callback-url'] } : {}),
     ...(callbackHeaders ? { callbackHeaders } : {}),
+    ...(signingSecrets?.length ? { callbackSigning: { secrets: signingSecrets } } : {}),
     ...(seed !== undefined ? { seed } : {}),
     ...(values['admin-token'] !== undefined ? { adminToken: values['admin-token'] } : {}),
   };

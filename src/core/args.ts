@@ -158,6 +158,7 @@ export const requestOptionsSchema = z.lazy(() =>
     signal: abortSignal().optional(),
     timeoutMs: durationMs.optional(),
     maxRetries: maxRetries.optional(),
+    maxRetryTimeMs: durationMs.optional(),
     headers: headersSchema.optional(),
     fetchOptions: fetchOptionsSchema.optional(),
   }),

@@ -16,6 +16,36 @@ import {
  */
 export const API_PREFIX = '/api/v1/s2s';
 
+/** A value and everything in it, read-only. */
+export type DeepReadonly<T> = T extends (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
+
+/** Freezes `value` and everything in it; its type says so, so the type is the value's own. */
+function deepFreeze<T extends object>(value: T): DeepReadonly<T> {
+  for (const inner of Object.values(value))
+    if (typeof inner === 'object' && inner !== null) deepFreeze(inner);
+  return Object.freeze(value) as DeepReadonly<T>;
+}
+
+/**
+ * `defaults` with each field `given` a value put over it (`{ submitted: undefined }` keeps the
+ * default): the one way an option set is filled from `DEFAULTS`.
+ *
+ * @example
+ * const phases = withDefaults(DEFAULTS.wait.phaseTimeoutsMs, options.phaseTimeoutsMs);
+ */
+export function withDefaults<D extends object, G extends { [K in keyof D]?: unknown }>(
+  defaults: D,
+  given: G | undefined,
+): { [K in keyof D]: K extends keyof G ? Exclude<G[K], undefined> | D[K] : D[K] } & Omit<G, keyof D> {
+  const out: Record<string, unknown> = { ...(defaults as Record<string, unknown>) };
+  for (const [key, value] of Object.entries(given ?? {})) if (value !== undefined) out[key] = value;
+  return out as never;
+}
+
 /**
  * The defaults of `new PartnerClient(options)`, and under `wait` those of
  * `client.bridge.transfers.wait`, one place for the code and its docs. Frozen: read them, spread
@@ -42,119 +72,22 @@ export const API_PREFIX = '/api/v1/s2s';
  * // Accept a partner's own EntryPoint beside the default ones.
  * verifyBridgeBatch(params, { entryPoints: [...DEFAULTS.verifier.entryPoints, ownEntryPoint] });
  */
-export const DEFAULTS: {
-  readonly timeoutMs: number;
-  readonly maxRetries: number;
-  readonly retry: {
-    readonly minDelayMs: number;
-    readonly maxDelayMs: number;
-    readonly maxRetryTimeMs: number;
-    readonly maxRetryAfterMs: number;
-  };
-  readonly maxResponseBytes: number;
-  readonly clientAuth: 'body' | 'basic';
-  readonly allowInsecureHttp: boolean;
-  readonly strict: boolean;
-  readonly dangerouslyAllowBrowser: boolean;
-  readonly logLevel: 'off';
-  readonly tracing: boolean;
-  readonly wait: {
-    readonly phaseTimeoutsMs: {
-      readonly sourceConfirmation: number;
-      readonly delivery: number;
-      readonly refund: number;
-    };
-    readonly pollIntervalMs: number;
-    readonly maxPollIntervalMs: number;
-    readonly withRouter: {
-      readonly pollIntervalMs: number;
-      readonly maxPollIntervalMs: number;
-    };
-  };
-  readonly callbacks: {
-    readonly listenerTimeoutMs: number;
-    readonly bodyTimeoutMs: number;
-    readonly maxBodyBytes: number;
-    readonly claimTtlFactor: number;
-    readonly storeCapacity: number;
-    readonly acknowledgeListenerErrors: boolean;
-    readonly strict: boolean;
-  };
-  readonly redis: {
-    readonly tokenPrefix: string;
-    readonly callbackPrefix: string;
-    readonly callbackTtlSeconds: number;
-    readonly trackerPrefix: string;
-    readonly trackerTimeoutMs: number;
-  };
-  readonly postgres: {
-    readonly schema: string;
-    readonly timeoutMs: number;
-  };
-  readonly tracker: {
-    readonly schedule: {
-      readonly pending: number;
-      readonly submitted: number;
-      readonly source_confirmed: number;
-      readonly refund_pending: number;
-    };
-    readonly growthFactor: number;
-    readonly capFactor: number;
-    readonly afterExpiryMs: number;
-    readonly withRouterFactor: number;
-    readonly deadlines: {
-      readonly sourceConfirmation: number;
-      readonly delivery: number;
-      readonly refund: number;
-    };
-    readonly leaseMs: number;
-    readonly batchSize: number;
-    readonly maxReadsPerSecond: number;
-    readonly discover: { readonly everyMs: number; readonly horizonMs: number; readonly pageSize: number };
-    readonly tickMs: number;
-    readonly retentionMs: number;
-  };
-  readonly verifier: {
-    readonly expiryMarginMs: number;
-    readonly entryPoints: readonly Address[];
-    readonly delegates: readonly Address[];
-    readonly requirePaymaster: boolean;
-    readonly allowIntegratorSuffix: boolean;
-  };
-  readonly requote: {
-    readonly maxAttempts: number;
-    readonly maxOutputDropBps: number;
-    readonly maxFeeIncreaseBps: number;
-    readonly consentTimeoutMs: number;
-    readonly backoffMs: number;
-  };
-  readonly signing: {
-    readonly submitMarginMs: number;
-    readonly learnedPercentile: number;
-    readonly learnedMinSamples: number;
-  };
-  readonly describe: {
-    readonly locale: string;
-    readonly timeZone: string;
-    readonly maxFractionDigits: number;
-    readonly highFeeBps: number;
-  };
-} = Object.freeze({
+export const DEFAULTS = deepFreeze({
   /** Time for one attempt: the wait for a token plus the request to the last byte of its answer. */
   timeoutMs: 30_000,
   /** Retries after a connection error, a timeout, 429 or any 5xx. */
   maxRetries: 2,
   /** Backoff and time bounds of retries (`RetryOptions`). */
-  retry: Object.freeze({
+  retry: {
     minDelayMs: 500,
     maxDelayMs: 8_000,
     maxRetryTimeMs: 60_000,
     maxRetryAfterMs: 60_000,
-  }),
+  },
   /** 16 MiB: far above any answer of the specification (a page of 100 transfers is about 150 KB). */
   maxResponseBytes: 16 * 1024 * 1024,
   /** The credential goes to the token endpoint in the form body. */
-  clientAuth: 'body',
+  clientAuth: 'body' as 'body' | 'basic',
   /** Plain `http://` only to a loopback host: elsewhere the secret and tokens would cross in clear text. */
   allowInsecureHttp: false,
   /** Unknown fields, states and scopes are kept and let through, so a newer service breaks nothing. */
@@ -162,12 +95,12 @@ export const DEFAULTS: {
   /** A client refuses to be made where a page's scripts run: the page would hand out the secret. */
   dangerouslyAllowBrowser: false,
   /** The level when neither `logLevel` nor the `PARTNER_S2S_LOG` environment variable says one. */
-  logLevel: 'off',
+  logLevel: 'off' as const,
   /** Spans when `@opentelemetry/api` is installed and a provider is registered; nothing loaded otherwise. */
   tracing: true,
   /** `transfers.wait`: the deadline of each phase (`WaitPhaseTimeouts`) when none is given. */
-  wait: Object.freeze({
-    phaseTimeoutsMs: Object.freeze({
+  wait: {
+    phaseTimeoutsMs: {
       /**
        * `pending` or `submitted` until the deposit lands on the source chain: the intent lives a
        * few minutes at most (it expires unsigned) and the bundler's inclusion takes far less.
@@ -177,18 +110,18 @@ export const DEFAULTS: {
       delivery: 10 * 60_000,
       /** `refund_pending` until `refunded`: "a later settlement taking hours"; six allow for a late one. */
       refund: 6 * 3_600_000,
-    }),
+    },
     /** First delay between reads of a wait without callbacks; it grows by half up to the next. */
     pollIntervalMs: 2_000,
     maxPollIntervalMs: 15_000,
     /** With a `router` that takes deliveries, callbacks wake the wait and reads are the fallback. */
-    withRouter: Object.freeze({
+    withRouter: {
       pollIntervalMs: 15_000,
       maxPollIntervalMs: 60_000,
-    }),
-  }),
+    },
+  },
   /** `createCallbackRouter` (`CallbackRouterOptions`) and `MemoryCallbackStore`. */
-  callbacks: Object.freeze({
+  callbacks: {
     /** The listeners of one delivery, the `authenticate` check and each store call. */
     listenerTimeoutMs: 10_000,
     /** Reading one request body. */
@@ -202,9 +135,19 @@ export const DEFAULTS: {
     /** At least once: a failed listener leaves the state unrecorded, to be delivered again. */
     acknowledgeListenerErrors: false,
     strict: false,
-  }),
+    /**
+     * `standardWebhooks`: how far a delivery's signed `webhook-timestamp` may be from the
+     * receiver's clock, either way (the Standard Webhooks reference's five minutes).
+     */
+    webhookToleranceSec: 300,
+    /**
+     * `standardWebhooks`: the `webhook-id`s it remembers while their timestamp is within the
+     * tolerance; the oldest is forgotten first.
+     */
+    webhookIdCapacity: 50_000,
+  },
   /** The stores of `partner-s2s-sdk/redis`. */
-  redis: Object.freeze({
+  redis: {
     /** Put before the keys of `createRedisTokenStore`. */
     tokenPrefix: 'partner-s2s:token:',
     /** Put before the keys of `createRedisCallbackStore`. */
@@ -215,18 +158,18 @@ export const DEFAULTS: {
     trackerPrefix: 'partner-s2s:tracker:',
     /** How long an operation of `createRedisTrackerStore` waits for Redis before it fails: 5 s. */
     trackerTimeoutMs: 5_000,
-  }),
+  },
   /** The stores of `partner-s2s-sdk/postgres` and `migratePostgres`. */
-  postgres: Object.freeze({
+  postgres: {
     /** The schema their tables are created in. */
     schema: 'partner_s2s',
     /** Each statement (a migration: its lock wait and its run) answers within this, or fails. */
     timeoutMs: 10_000,
-  }),
+  },
   /** `createTransferTracker` (`TransferTrackerOptions`). */
-  tracker: Object.freeze({
+  tracker: {
     /** First delay (ms) before the next read of a transfer in each state; each later one grows by `growthFactor`. */
-    schedule: Object.freeze({
+    schedule: {
       /** Only when the quote's expiry is unknown: else one read `afterExpiryMs` after it. */
       pending: 30_000,
       /** The bundler includes the operation in seconds. */
@@ -235,7 +178,7 @@ export const DEFAULTS: {
       source_confirmed: 10_000,
       /** "A later settlement taking hours". */
       refund_pending: 5 * 60_000,
-    }),
+    },
     /** Each delay between reads of a transfer in one state is this many times the one before. */
     growthFactor: 1.5,
     /** The delay stops growing at this many times the state's first delay (its cap): 1 min after `submitted`. */
@@ -248,39 +191,53 @@ export const DEFAULTS: {
      */
     withRouterFactor: 4,
     /** How long each phase may last before `overdue` fires once for it: those of `transfers.wait`. */
-    deadlines: Object.freeze({
+    deadlines: {
       sourceConfirmation: 10 * 60_000,
       delivery: 10 * 60_000,
       refund: 6 * 3_600_000,
-    }),
+    },
     /** One lease covers one read and dispatch of one transfer; a killed process holds it this long at most. */
     leaseMs: 30_000,
+    /**
+     * Without `listenerTimeoutMs`, each awaited listener may take this share of `leaseMs` (10 s of
+     * the default 30 s): a listener starts only under a lease just renewed, and ends within it.
+     */
+    listenerShare: 1 / 3,
+    /**
+     * A read of one transfer, its retries and their waits (`Retry-After` included) take at most
+     * this share of `leaseMs` (15 s of the default 30 s), whatever the client's own settings: each
+     * of its `readRetries + 1` attempts gets an equal part, and its retries the time left after
+     * the first and the last.
+     */
+    readShare: 0.5,
+    /** Retries of one read after its first attempt failed, within `readShare` of the lease. */
+    readRetries: 2,
     /** Transfers claimed per round. */
     batchSize: 50,
     /** Reads per second one tracker makes at most, list pages included. */
     maxReadsPerSecond: 10,
     /** The sweep for transfers nobody tracked: every 10 minutes, over users seen within a day, 100 a page. */
-    discover: Object.freeze({ everyMs: 10 * 60_000, horizonMs: 24 * 3_600_000, pageSize: 100 }),
+    discover: { everyMs: 10 * 60_000, horizonMs: 24 * 3_600_000, pageSize: 100 },
     /** How often a started tracker looks for due work. */
     tickMs: 1_000,
     /** Final records are pruned this long after their last change: 7 days. */
     retentionMs: 7 * 86_400_000,
-  }),
+  },
   /** `verifyBridgeBatch`: the options (`VerifyBridgeBatchOptions`) it applies when none is given. */
-  verifier: Object.freeze({
+  verifier: {
     /** 15 s between the check and the quote's expiry: time to sign and submit. */
     expiryMarginMs: 15_000,
     /** ERC-4337 EntryPoint v0.7 and v0.8. */
-    entryPoints: Object.freeze([ENTRY_POINT_V07, ENTRY_POINT_V08]),
+    entryPoints: [ENTRY_POINT_V07, ENTRY_POINT_V08] as Address[],
     /** Both published Alchemy Modular Account v2 EIP-7702 delegates. */
-    delegates: Object.freeze([MAV2_7702_DELEGATE_V100, MAV2_7702_DELEGATE_V110]),
+    delegates: [MAV2_7702_DELEGATE_V100, MAV2_7702_DELEGATE_V110] as Address[],
     /** A sponsored batch: without a paymaster the wallet pays gas at whatever fee the operation names. */
     requirePaymaster: true,
     /** Across deposits carry an integrator tag the SpokePool ignores. */
     allowIntegratorSuffix: true,
-  }),
+  },
   /** `bridge.execute`'s `requote` (`RequoteOptions`): what a rebuild may change before a person is asked. */
-  requote: Object.freeze({
+  requote: {
     /** Rebuilds after the first construct: three batches at most. */
     maxAttempts: 2,
     /** 0.5 % less received than the baseline, at most, without asking. */
@@ -291,18 +248,18 @@ export const DEFAULTS: {
     consentTimeoutMs: 60_000,
     /** The wait before rebuilding after a construct answered 503 without `Retry-After`. */
     backoffMs: 1_000,
-  }),
+  },
   /** `bridge.execute`'s `signing` (`SigningOptions`): the time a signer is given. */
-  signing: Object.freeze({
+  signing: {
     /** Kept free before the quote's expiry to submit: the signer's signal fires there. */
     submitMarginMs: 5_000,
     /** Without `budgetMs`, the budget is this percentile of the signer's past signing times… */
     learnedPercentile: 95,
     /** …once at least this many are known. */
     learnedMinSamples: 3,
-  }),
+  },
   /** `describeBridgeBatch` and `describeQuoteChange` (`DescribeOptions`). */
-  describe: Object.freeze({
+  describe: {
     /** Numbers, dates and times in US English unless told otherwise; never the machine's own locale. */
     locale: 'en-US',
     /** Times in UTC: the same text on every server. */
@@ -311,5 +268,5 @@ export const DEFAULTS: {
     maxFractionDigits: 18,
     /** Fees above 1 % of the amount are a `HIGH_FEE` warning. */
     highFeeBps: 100,
-  }),
+  },
 });

@@ -15,6 +15,16 @@ export interface RequestOptions {
   /** Overrides the client's `maxRetries` for this call. */
   maxRetries?: number;
   /**
+   * Overrides the client's `retry.maxRetryTimeMs` for this call: the time its retries may take
+   * after the first attempt failed, waits included. A `Retry-After` past what is left of it ends
+   * the call at once with the service's error (which carries `retryAfterMs`).
+   *
+   * @example
+   * // At most about 3 × 2 s + 2 s, whatever the client's settings and the service's Retry-After.
+   * await client.bridge.transfers.get({ userId, transferId }, { timeoutMs: 2_000, maxRetries: 2, maxRetryTimeMs: 2_000 });
+   */
+  maxRetryTimeMs?: number;
+  /**
    * Headers for this call, over the client's `defaultHeaders`; `null` leaves a default header out.
    * Names are case-insensitive. `authorization`, `content-type`, `content-length` and `host` are
    * the SDK's own and are refused. A credential header's value is masked in what a server sends

@@ -7,10 +7,27 @@ export type Redact = (text: string) => string;
 export const noRedaction: Redact = (text) => text;
 
 /**
+ * From this length a secret is masked wherever it appears, inside a word too: a substring that long
+ * is the secret (or a form of it), not a coincidence.
+ */
+export const MASKED_ANYWHERE_FROM = 8;
+
+/** A letter or digit: what glues a short secret to the text around it. */
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+
+/**
  * A redaction of the exact `secrets` (empty ones skipped), the longest first so that a part never
  * leaves the rest of a longer one behind. Servers and gateways echo requests back
  * (an `error_description` quoting the body, a 500 quoting the headers): whatever they send is passed
  * through this before it becomes part of an error.
+ *
+ * A secret of {@link MASKED_ANYWHERE_FROM} characters or more is masked wherever it appears. A
+ * shorter one is masked as a whole value or token only: where it is not glued to a letter or digit on
+ * either side (the text's edge, a space, `=`, `&`, a quote, a percent-escape such as `%3D` count as
+ * bounds), so that a secret `b` masks `client_secret=b` and `"b"` but leaves `bad port` readable. A
+ * secret whose own first (last) character is not a letter or digit needs no bound on that side.
+ * Each form of the secret the request carries (URL-encoded, the Basic credential and its base64) is
+ * its own entry, so an echo of any of them is masked by the same rule.
  */
 export function redactor(secrets: readonly string[]): Redact {
   const list = [...new Set(secrets.filter((secret) => secret.length > 0))].sort(
@@ -19,10 +36,37 @@ export function redactor(secrets: readonly string[]): Redact {
   if (list.length === 0) return noRedaction;
   return (text) => {
     let out = text;
-    for (const secret of list) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    for (const secret of list) {
+      if (!out.includes(secret)) continue;
+      out = secret.length >= MASKED_ANYWHERE_FROM ? out.split(secret).join(REDACTED) : maskWhole(out, secret);
+    }
     return out;
   };
 }
+
+/** `text` with each occurrence of a short `secret` that stands as a whole token masked. */
+function maskWhole(text: string, secret: string): string {
+  const gluedStart = isWordChar(firstChar(secret));
+  const gluedEnd = isWordChar(lastChar(secret));
+  let out = '';
+  let from = 0;
+  for (let at = text.indexOf(secret); at !== -1; at = text.indexOf(secret, at + 1)) {
+    if (at < from) continue;
+    const end = at + secret.length;
+    // Only the few characters before it are looked at: a text with many occurrences stays linear.
+    const before = text.slice(Math.max(0, at - 3), at);
+    const boundedBefore = !gluedStart || !isWordChar(lastChar(before)) || /%[0-9A-Fa-f]{2}$/.test(before);
+    const boundedAfter = !gluedEnd || !isWordChar(firstChar(text.slice(end)));
+    if (!boundedBefore || !boundedAfter) continue;
+    out += text.slice(from, at) + REDACTED;
+    from = end;
+  }
+  return out + text.slice(from);
+}
+
+const isWordChar = (char: string | undefined) => char !== undefined && WORD_CHAR.test(char);
+const firstChar = (text: string) => (text === '' ? undefined : String.fromCodePoint(text.codePointAt(0)!));
+const lastChar = (text: string) => [...text.slice(-2)].at(-1);
 
 /** What replaces an object or array nested deeper than {@link MAX_DEPTH} in what an error keeps. */
 export const TRUNCATED = '[truncated]';
@@ -75,4 +119,24 @@ export function safeCause(error: unknown, redact: Redact, depth = 0): Error | un
     // A cause whose reads throw (a Proxy) is not worth failing over.
     return new Error('unreadable cause');
   }
+}
+
+/** How long a foreign error's reason may be in a message: a first line, not a dump. */
+export const MAX_REASON_LENGTH = 200;
+
+/**
+ * What an error message of code the SDK does not own (a signer, a driver, a runtime) may show of its
+ * text, whose content nobody checked: the first line, with what could be a key or a credential
+ * masked (a run of 40 or more hex digits, a `Bearer`/`Basic` credential, a JWT) and a double-quoted
+ * excerpt (how `JSON.parse` and many libraries quote the input they refused) shown as `"…"`, then
+ * capped at {@link MAX_REASON_LENGTH}. Masked before it is cut, so a cut never leaves part of a key.
+ */
+export function scrubForeign(text: string, max = MAX_REASON_LENGTH): string {
+  const line = (text.split(/\r\n|\r|\n/, 1)[0] ?? '')
+    .replace(/(?:0x)?[0-9a-fA-F]{40,}/g, REDACTED)
+    .replace(/\b(Bearer|Basic)\s+[^\s,;'"()]+/gi, `$1 ${REDACTED}`)
+    .replace(/\beyJ[\w-]*\.[\w-]+(?:\.[\w-]*)?/g, REDACTED)
+    .replace(/"[^"]*"/g, '"…"')
+    .trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }

@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { decimalLiteral } from '../core/amounts.js';
 import { parseArgs } from '../core/args.js';
-import { DEFAULTS } from '../core/defaults.js';
+import { DEFAULTS, withDefaults } from '../core/defaults.js';
 import type { QuoteChange } from '../onchain/quote-change.js';
 import { verifiedRecord } from '../onchain/verified.js';
 import type { VerifiedBridgeBatch } from '../onchain/verify.js';
@@ -140,17 +140,11 @@ export function executePolicy(requote: unknown, signing: unknown): ExecutePolicy
   const given = checked.requote;
   return {
     requote: given && {
-      maxAttempts: given.maxAttempts ?? DEFAULTS.requote.maxAttempts,
+      ...withDefaults(DEFAULTS.requote, given),
       minAmountOut: given.minAmountOut?.trim(),
-      maxOutputDropBps: given.maxOutputDropBps ?? DEFAULTS.requote.maxOutputDropBps,
-      maxFeeIncreaseBps: given.maxFeeIncreaseBps ?? DEFAULTS.requote.maxFeeIncreaseBps,
       accept: given.accept,
-      consentTimeoutMs: given.consentTimeoutMs ?? DEFAULTS.requote.consentTimeoutMs,
       baseline: given.baseline,
     },
-    signing: {
-      budgetMs: checked.signing?.budgetMs,
-      submitMarginMs: checked.signing?.submitMarginMs ?? DEFAULTS.signing.submitMarginMs,
-    },
+    signing: { ...withDefaults(DEFAULTS.signing, checked.signing), budgetMs: checked.signing?.budgetMs },
   };
 }

@@ -1,4 +1,4 @@
-import { DEFAULTS } from '../core/defaults.js';
+import { DEFAULTS, withDefaults } from '../core/defaults.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { Deadline, sleep } from '../core/time.js';
 import { AbortError, TimeoutError } from '../errors/client-errors.js';
@@ -170,12 +170,7 @@ function phaseDeadlines(
   total: number | undefined,
 ): Record<WaitPhase, number> | undefined {
   if (total !== undefined && options.phaseTimeoutsMs === undefined) return undefined;
-  const given = options.phaseTimeoutsMs ?? {};
-  return {
-    sourceConfirmation: given.sourceConfirmation ?? DEFAULTS.wait.phaseTimeoutsMs.sourceConfirmation,
-    delivery: given.delivery ?? DEFAULTS.wait.phaseTimeoutsMs.delivery,
-    refund: given.refund ?? DEFAULTS.wait.phaseTimeoutsMs.refund,
-  };
+  return withDefaults(DEFAULTS.wait.phaseTimeoutsMs, options.phaseTimeoutsMs);
 }
 
 /** How often a wait reads: a first delay between reads, growing by half each time up to `max`. */
@@ -270,16 +265,13 @@ const UNSAID = { timedOut: () => undefined, aborted: () => undefined };
 /** Polls `read` with backoff until the transfer reaches what is waited for, or a deadline. */
 /** The read intervals of a wait, without and with a router whose deliveries wake it. */
 function cadences(options: WaitOptions): { direct: Cadence; routed: Cadence } {
+  const given = { pollIntervalMs: options.pollIntervalMs, maxPollIntervalMs: options.maxPollIntervalMs };
+  const direct = withDefaults(DEFAULTS.wait, given);
+  // With a router taking deliveries, callbacks wake the wait and reads are the fallback.
+  const routed = withDefaults(DEFAULTS.wait.withRouter, given);
   return {
-    direct: {
-      delay: options.pollIntervalMs ?? DEFAULTS.wait.pollIntervalMs,
-      max: options.maxPollIntervalMs ?? DEFAULTS.wait.maxPollIntervalMs,
-    },
-    // With a router taking deliveries, callbacks wake the wait and reads are the fallback.
-    routed: {
-      delay: options.pollIntervalMs ?? DEFAULTS.wait.withRouter.pollIntervalMs,
-      max: options.maxPollIntervalMs ?? DEFAULTS.wait.withRouter.maxPollIntervalMs,
-    },
+    direct: { delay: direct.pollIntervalMs, max: direct.maxPollIntervalMs },
+    routed: { delay: routed.pollIntervalMs, max: routed.maxPollIntervalMs },
   };
 }
 

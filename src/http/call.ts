@@ -121,10 +121,13 @@ export class Call<T> implements AdapterInput {
     return this.options?.signal;
   }
 
-  /** Starts one attempt's time (`timeoutMs` and the caller's signal); whoever began it clears it. */
-  begin(): Deadline {
+  /**
+   * Starts one attempt's time (`timeoutMs` and the caller's signal); whoever began it clears it.
+   * `unref`: its timer keeps no process alive (a token request that may outlive every call).
+   */
+  begin(timer?: { unref?: boolean }): Deadline {
     const timeoutMs = this.#transport.timeoutMs(this.options);
-    this.deadline = new Deadline(timeoutMs, this.options?.signal, this);
+    this.deadline = new Deadline(timeoutMs, this.options?.signal, this, timer);
     return this.deadline;
   }
 

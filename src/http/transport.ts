@@ -79,11 +79,15 @@ export class Transport {
     this.ky = new KyClient(config.prefix, config.defaultHeaders, config.userAgent);
   }
 
-  /** The retry policy of a call: the client's, with the call's `maxRetries`. */
+  /** The retry policy of a call: the client's, with the call's `maxRetries` and `maxRetryTimeMs`. */
   policy(options: RequestOptions | undefined): RetryPolicy {
-    return options?.maxRetries === undefined
-      ? this.config.retry
-      : { ...this.config.retry, retries: options.maxRetries };
+    const { retry } = this.config;
+    if (options?.maxRetries === undefined && options?.maxRetryTimeMs === undefined) return retry;
+    return {
+      ...retry,
+      retries: options.maxRetries ?? retry.retries,
+      maxRetryTimeMs: options.maxRetryTimeMs ?? retry.maxRetryTimeMs,
+    };
   }
 
   /** An attempt's time: the call's `timeoutMs`, or the client's. */

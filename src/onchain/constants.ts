@@ -16,6 +16,14 @@ export const DEFAULT_ENTRY_POINTS: readonly Address[] = DEFAULTS.verifier.entryP
  */
 export const DEFAULT_DELEGATES: readonly Address[] = DEFAULTS.verifier.delegates;
 
+/**
+ * The EntryPoint nonce key (the nonce's upper 192 bits) under which MAv2 runs the owner's own
+ * validation: MAv2 selects a validation through the key (`entityId << 8 | global`), and the
+ * wallet's fallback signer is entity 0, global. Under any other key no validation of the owner is
+ * installed, so the account refuses the operation (AA23). `nonce = 1 << 64 | sequence`.
+ */
+export const OWNER_NONCE_KEY = 1n;
+
 /** Function selectors, without `0x`. */
 export const SELECTOR = {
   approve: '095ea7b3',

@@ -4,7 +4,7 @@ import { BatchVerificationError, type VerificationIssue } from '../errors/bridge
 import { ArgumentError } from '../errors/client-errors.js';
 import { verifierSchemas } from '../schemas/bridge.js';
 import { ADDRESS_PATTERN, type Address } from '../schemas/common.js';
-import { SELECTOR } from './constants.js';
+import { OWNER_NONCE_KEY, SELECTOR } from './constants.js';
 import { sameAddress } from './hex.js';
 import { keccak256HexSharedPrefix } from './keccak.js';
 import {
@@ -48,6 +48,9 @@ export type {
   VerifyBridgeBatchOptions,
   VerifyBridgeBatchParams,
 } from './verify-types.js';
+
+/** The bits of an EntryPoint nonce key that select MAv2's validation: entity id and flags. */
+const VALIDATION_BITS = (1n << 40n) - 1n;
 
 /**
  * Checks a constructed bridge batch before anything is signed: that it does exactly what the
@@ -308,6 +311,18 @@ function checkUserOperation(facts: AccountFacts, fail: Fail): OperationFacts {
   if ('problems' in packed) {
     for (const problem of packed.problems) fail('userOp.fields', problem);
     return Object.assign(facts, { calls, paymaster: null, callDataHash: undefined });
+  }
+  const nonceKey = packed.op.nonce >> 64n;
+  if (nonceKey !== OWNER_NONCE_KEY) {
+    // MAv2 reads the validation from the key's low 40 bits; the bits above are a parallel sequence.
+    fail(
+      'userOp.nonceKey',
+      (nonceKey & VALIDATION_BITS) === OWNER_NONCE_KEY
+        ? 'the nonce key opens a parallel sequence: an operation under it could execute beside one signed under key 1'
+        : "the nonce key does not select the owner's validation: the account would refuse the operation (AA23)",
+      OWNER_NONCE_KEY,
+      nonceKey,
+    );
   }
   const { initCode } = packed.op;
   // The EntryPoint runs initCode before validation: code the verifier never saw. Only v0.8's

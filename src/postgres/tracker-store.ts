@@ -60,6 +60,7 @@ const claimSchema = z.lazy(() =>
   }),
 );
 const claimOneSchema = z.lazy(() => claimSchema.unwrap().omit({ limit: true }));
+const renewSchema = z.lazy(() => z.looseObject({ leaseMs: durationMs }));
 const trackOptionsSchema = z.lazy(() => z.looseObject({ db: queryable.optional() }).optional());
 
 /** Checks what the store relies on of a record; the rest is the tracker's, kept as given. */
@@ -92,7 +93,7 @@ function toColumns(record: TrackerRecord) {
  * A transfer tracker's store on Postgres, one row per transfer in `<schema>.tracker_records`.
  * Claims are single statements: due rows are taken `FOR UPDATE SKIP LOCKED` and leased with a
  * fence one higher than before, so connections claiming at once never take the same row; a
- * `complete` or `release` whose fence is no longer the row's writes nothing. Every lease time is
+ * `renew`, `complete` or `release` whose fence is no longer the row's writes nothing. Every lease time is
  * the database's `now()`, so the fleet needs no clock agreement. `track(record, { db })` inserts
  * through the partner's transaction client: the row commits or rolls back with the partner's own.
  * Works behind PgBouncer in transaction mode (no session state, no named statements).
@@ -107,13 +108,17 @@ function toColumns(record: TrackerRecord) {
 export function createPostgresTrackerStore(options: PostgresTrackerStoreOptions): TrackerStore {
   const checked = parseArgs(optionsSchema, options ?? {}, 'createPostgresTrackerStore');
   const connection = connectStore(checked);
-  return { ...recordOperations(connection), ...leaseOperations(connection) };
+  return {
+    ...recordOperations(connection),
+    ...claimOperations(connection),
+    ...fencedOperations(connection),
+  };
 }
 
-type LeaseOperations = Pick<TrackerStore, 'claimDue' | 'claim' | 'complete' | 'release'>;
+type LeaseOperations = Pick<TrackerStore, 'claimDue' | 'claim' | 'renew' | 'complete' | 'release'>;
 
-/** Claims, fenced completion and release: everything that holds or drops a lease. */
-function leaseOperations({ s, run }: StoreConnection): LeaseOperations {
+/** The claims: each takes rows with no live lease and raises their fence. */
+function claimOperations({ s, run }: StoreConnection): Pick<LeaseOperations, 'claimDue' | 'claim'> {
   const lease = (row: Record<string, unknown>, owner: string): TrackerLease => ({
     record: toRecord(row),
     fence: Number(row.fence),
@@ -162,6 +167,29 @@ function leaseOperations({ s, run }: StoreConnection): LeaseOperations {
         [id],
       );
       return found ? { outcome: 'busy' } : { outcome: 'unknown' };
+    },
+  };
+}
+
+/** What a lease's holder does with it, each only while its fence is the row's: renew, complete, release. */
+function fencedOperations({
+  s,
+  run,
+}: StoreConnection): Pick<LeaseOperations, 'renew' | 'complete' | 'release'> {
+  return {
+    async renew(input, renewal) {
+      const held = parseArgs(leaseSchema, input, 'PostgresTrackerStore.renew');
+      const { leaseMs } = parseArgs(renewSchema, renewal, 'PostgresTrackerStore.renew');
+      // `complete` and `release` clear lease_until: a lease given back is not taken again here.
+      const rows = await run(
+        'tracker.renew',
+        `update ${s}.tracker_records
+            set lease_until = now() + $3::double precision * interval '1 millisecond'
+          where transfer_id = $1 and fence = $2 and lease_until is not null
+          returning 1 as renewed`,
+        [held.record.transferId, held.fence, leaseMs],
+      );
+      return rows.length > 0;
     },
     async complete(input, completion) {
       const held = parseArgs(leaseSchema, input, 'PostgresTrackerStore.complete');

@@ -88,6 +88,20 @@ if redis.call('ZSCORE', KEYS[1], ARGV[1]) then redis.call('ZADD', KEYS[1], until
 return {'claimed', lease(ARGV[1], untilMs)}`;
 
 /**
+ * Keeps a lease whose fence is still the latest and that was not given back (`complete` and
+ * `release` delete its end): it now ends `lease` ms from now, and so does its score in `due`.
+ * ARGV: id, fence, lease (ms).
+ */
+export const RENEW = `
+if tonumber(redis.call('HGET', KEYS[5], ARGV[1]) or '0') ~= tonumber(ARGV[2]) then return 0 end
+if not redis.call('HGET', KEYS[6], ARGV[1]) then return 0 end
+${NOW}
+local untilMs = now + tonumber(ARGV[3])
+redis.call('HSET', KEYS[6], ARGV[1], untilMs)
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then redis.call('ZADD', KEYS[1], untilMs, ARGV[1]) end
+return 1`;
+
+/**
  * The fenced commit: nothing is written unless the fence is still the transfer's latest. An
  * observation of a higher rank recorded during the lease is kept, and with it, or with a wake-up
  * during the lease, the transfer is due at once.

@@ -134,6 +134,14 @@ export function createRedisTrackerStore(options: RedisTrackerStoreOptions): Trac
       if (reply[0] === 'busy') return { outcome: 'busy' };
       return { outcome: 'claimed', lease: leaseOf(reply[1]!, owner, 'tracker.claim') };
     },
+    async renew(lease, { leaseMs }) {
+      const reply = await evaluate('tracker.renew', scripts.RENEW, [
+        lease.record.transferId,
+        lease.fence,
+        Math.ceil(leaseMs),
+      ]);
+      return reply === 1;
+    },
     async complete(lease, { record, nextReadInMs }) {
       const { stored, observed, rank } = split(record, 'RedisTrackerStore.complete');
       const reply = await evaluate('tracker.complete', scripts.COMPLETE, [

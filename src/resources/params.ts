@@ -54,17 +54,21 @@ export interface TransferGetParams {
 }
 
 // The schemas here are z.lazy: each is built on the first call that checks its arguments, not at
-// import.
-const amount = z.lazy(() =>
-  z.unknown().transform((value, ctx) => {
-    const checked = decimalLiteral(value);
-    if ('error' in checked) {
-      ctx.addIssue({ code: 'custom', message: checked.error });
-      return z.NEVER;
-    }
-    return new JsonNumber(checked.literal);
-  }),
-);
+// import. Their `meta` says in JSON Schema what a transform or refinement checks, for the OpenAPI
+// document (`z.toJSONSchema` cannot read code).
+const amount = z
+  .lazy(() =>
+    z.unknown().transform((value, ctx) => {
+      const checked = decimalLiteral(value);
+      if ('error' in checked) {
+        ctx.addIssue({ code: 'custom', message: checked.error });
+        return z.NEVER;
+      }
+      return new JsonNumber(checked.literal);
+    }),
+  )
+  // On the wire a JSON number, written digit for digit from the decimal the caller gave.
+  .meta({ type: 'number', exclusiveMinimum: 0, description: 'In source-token units.' });
 
 const hexBytes = (bytes: number) =>
   z.string().regex(new RegExp(`^0x[0-9a-fA-F]{${bytes * 2}}$`), `must be ${bytes} bytes of 0x-prefixed hex`);
@@ -95,6 +99,16 @@ export const constructArgs = z.lazy(() =>
       } else if (value.maxAmount !== true && value.amount === undefined) {
         ctx.addIssue({ code: 'custom', message: 'required unless maxAmount is true', path: ['amount'] });
       }
+    })
+    .meta({
+      oneOf: [
+        { required: ['amount'], properties: { maxAmount: { const: false } } },
+        {
+          required: ['maxAmount'],
+          properties: { maxAmount: { const: true } },
+          not: { required: ['amount'] },
+        },
+      ],
     }),
 );
 

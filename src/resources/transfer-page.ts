@@ -69,3 +69,30 @@ export function transferPageSchema(strict: boolean): Parser<TransferPage> {
 function fail(issues: { path: PropertyKey[]; message: string }[]) {
   return { success: false as const, error: { issues } };
 }
+
+/**
+ * The list answer in JSON Schema, for the OpenAPI document: what `locatePage` reads, as far as the
+ * specification shows it. The transfers are in `data`; where `nextCursor` sits is not shown, so it
+ * is described where it may be (a string, or null on the last page) and the body stays open.
+ */
+export function transferPageJsonSchema(transfer: { $ref: string }) {
+  const nextCursor = {
+    type: ['string', 'null'],
+    description: 'The cursor of the next page, null on the last page. Where it sits is not specified.',
+  };
+  return {
+    type: 'object',
+    required: ['data'],
+    properties: {
+      data: {
+        description: "The user's transfers, newest first: an array, or an object that holds it.",
+        anyOf: [
+          { type: 'array', items: transfer },
+          { type: 'object', properties: { nextCursor }, additionalProperties: {} },
+        ],
+      },
+      nextCursor,
+    },
+    additionalProperties: {},
+  };
+}

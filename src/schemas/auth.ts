@@ -50,8 +50,33 @@ export const tokenResponseSchema = z.lazy(() =>
   }),
 );
 
-export function meSchemas(strict: boolean) {
+/**
+ * The token endpoint's parameters, JSON or form-encoded, as the specification lists them (the
+ * OpenAPI document shows them): `client_id` and `client_secret` unless HTTP Basic carries them.
+ */
+export const tokenRequestSchema = z.lazy(() =>
+  z.strictObject({
+    grant_type: z.literal('client_credentials'),
+    client_id: z.string().optional(),
+    client_secret: z.string().optional(),
+    /** Space-delimited scopes, wildcards allowed; omitted, everything the credential holds. */
+    scope: z.string().optional(),
+  }),
+);
+
+function buildMe(strict: boolean) {
   return record(strict, {
     data: record(strict, { scopes: z.array(openEnum(strict, KNOWN_SCOPES)) }),
   });
+}
+const meCache = new Map<boolean, ReturnType<typeof buildMe>>();
+
+/**
+ * The `me` answer's schema for one mode, built once on first use: the one the endpoint reads with,
+ * so the OpenAPI document can name its parts.
+ */
+export function meSchemas(strict: boolean): ReturnType<typeof buildMe> {
+  let schema = meCache.get(strict);
+  if (!schema) meCache.set(strict, (schema = buildMe(strict)));
+  return schema;
 }

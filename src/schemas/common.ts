@@ -16,10 +16,11 @@ export const HASH32_PATTERN = /^0x[0-9a-fA-F]{64}$/;
 
 /**
  * A string that matches `pattern`, typed `T` (e.g. a `0x${string}` template type) by that very
- * test, so the schema's output type needs no cast.
+ * test, so the schema's output type needs no cast. The pattern is its JSON Schema `pattern` too
+ * (`z.toJSONSchema` cannot read it out of a refinement), as the OpenAPI document shows it.
  */
 export function matching<T extends string>(base: z.ZodString, pattern: RegExp, message: string) {
-  return base.refine((value): value is T => pattern.test(value), message);
+  return base.refine((value): value is T => pattern.test(value), message).meta({ pattern: pattern.source });
 }
 
 function buildAtoms() {

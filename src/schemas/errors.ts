@@ -62,3 +62,30 @@ export const oauthErrorBodySchema = z.lazy(() =>
     error_description: lenient(z.string()),
   }),
 );
+
+/**
+ * The error bodies as the specification states them, which the OpenAPI document shows: the readers
+ * above take the same fields leniently, since an error must always become an error. Each is open:
+ * the complete list of codes, and the fields a code may add, are not shown.
+ */
+export function errorBodySchemas() {
+  const envelope = z.looseObject({
+    statusCode: z.int(),
+    error: z.string(),
+    code: z.string(),
+    message: z.string(),
+  } satisfies Record<(typeof ENVELOPE_FIELDS)[number], z.ZodType>);
+  const units = z.string().regex(/^\d+$/, 'expected a base-unit integer string');
+  return {
+    envelope,
+    validationFailed: envelope.extend({ code: z.literal('VALIDATION_FAILED'), errors: z.array(z.string()) }),
+    insufficientBalance: envelope.extend({
+      code: z.literal('INSUFFICIENT_BALANCE'),
+      token: z.looseObject({ address: z.string(), symbol: z.string(), decimals: z.int().nonnegative() }),
+      required: units,
+      available: units,
+      shortfall: units,
+    }),
+    oauth: z.looseObject({ error: z.string(), error_description: z.string() }),
+  };
+}

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { exactlyOneSecret, secretsShape } from '../callbacks/standard-webhooks.js';
 import { durationMs } from '../core/args.js';
 import { type BridgeTransfer, bridgeSchemas, TRANSFER_STATES } from '../schemas/bridge.js';
 import { ADDRESS_PATTERN, type Address, type Hex, matching } from '../schemas/common.js';
@@ -80,6 +81,7 @@ export const simulatorOptionsArgs = z
     quoteTtlSec: seconds.optional(),
     callbacks: callbackTarget.optional(),
     callbackHeaders: headers.optional(),
+    callbackSigning: z.strictObject(secretsShape()).superRefine(exactlyOneSecret).optional(),
     demo: z.boolean({ error: 'must be a boolean' }).optional(),
     seed: z.int({ error: 'must be an integer' }).nonnegative('must not be negative').optional(),
     adminToken: z

@@ -1,7 +1,7 @@
 import { encodeFunctionData, erc20Abi, pad, parseAbi, toHex } from 'viem';
 import { entryPoint07Address, entryPoint08Address, getUserOperationHash } from 'viem/account-abstraction';
 import { parseArgs } from '../core/args.js';
-import { MAV2_7702_DELEGATE_V100 } from '../onchain/constants.js';
+import { MAV2_7702_DELEGATE_V100, OWNER_NONCE_KEY } from '../onchain/constants.js';
 import type { BridgeBundle, BridgeRoute, BundleCall } from '../schemas/bridge.js';
 import type { Address, Hex } from '../schemas/common.js';
 import { batchCallsArgs, buildBundleArgs, rehashArgs } from './args.js';
@@ -187,7 +187,7 @@ export function buildBridgeBundle(input: BuildBridgeBundleParams): BridgeBundle 
     params.paymaster === undefined ? '0x2cc0c7981D846b9F2a16276556f6e8cb52BfB633' : params.paymaster;
   const userOp: Record<string, unknown> & { sender: Address } = {
     sender: wallet,
-    nonce: toHex(((params.nonceKey ?? 1n) << 64n) | (params.sequence ?? 0n)),
+    nonce: toHex(((params.nonceKey ?? OWNER_NONCE_KEY) << 64n) | (params.sequence ?? 0n)),
     callData: encodeCalls(calls),
     callGasLimit: toHex(250_000n),
     verificationGasLimit: toHex(120_000n),

@@ -15,7 +15,7 @@ export {
   type CallbackStoreConformanceOptions,
   callbackStoreConformance,
 } from './callback-conformance.js';
-export type { CallbackDelivery } from './simulator/callbacks.js';
+export type { CallbackDelivery, CallbackSigning } from './simulator/callbacks.js';
 export type { ReceivedRequest } from './simulator/endpoints.js';
 export {
   createPartnerSimulator,

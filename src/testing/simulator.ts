@@ -5,10 +5,11 @@ import type { Address, Hex } from '../schemas/common.js';
 import { simulatorOptionsArgs } from './args.js';
 import { SimAdmin } from './simulator/admin.js';
 import { ADMIN_PREFIX, adminApi } from './simulator/admin-http.js';
-import type { CallbackDelivery } from './simulator/callbacks.js';
+import type { CallbackDelivery, CallbackSigning } from './simulator/callbacks.js';
 import { createCore, type SimCore } from './simulator/core.js';
 import { partnerApi, type ReceivedRequest } from './simulator/endpoints.js';
 import { listenOn, simulatorFetch } from './simulator/http.js';
+import { openApiMount } from './simulator/openapi.js';
 import { DEFAULT_ROUTE_TOKENS } from './simulator/routes.js';
 
 /** Options of {@link createPartnerSimulator}. */
@@ -33,6 +34,17 @@ export interface SimulatorOptions {
    * createPartnerSimulator({ callbacks: url, callbackHeaders: { 'x-callback-token': token } });
    */
   callbackHeaders?: Record<string, string>;
+  /**
+   * Sign every callback POSTed to a URL the Standard Webhooks way, as a service that signs so
+   * would: `webhook-id` (one per delivery, the same on its retries), `webhook-timestamp` (this
+   * machine's clock at each try, which `advanceClock` does not move) and `webhook-signature`
+   * (`v1,<base64>` by each secret, space-separated when several, as during a rotation). Secrets in
+   * the `whsec_<base64>` form; the receiving router checks them with `standardWebhooks`.
+   *
+   * @example
+   * createPartnerSimulator({ callbacks: url, callbackSigning: { secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } });
+   */
+  callbackSigning?: CallbackSigning;
   /** Create a demo organisation, credential and funded user (`sim.demo`). @default true */
   demo?: boolean;
   /**
@@ -114,6 +126,7 @@ export class PartnerSimulator {
     // Both mounts read the state of the moment, so that a reset reaches requests already routed.
     this.fetch = simulatorFetch([
       { prefix: API_PREFIX, handle: (request) => partnerApi(this.#core, this.requests).handle(request) },
+      openApiMount(),
       adminApi({
         admin: () => this.#admin,
         deliveries: () => this.callbackDeliveries,

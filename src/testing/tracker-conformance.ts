@@ -93,8 +93,9 @@ const ids = (leases: readonly TrackerLease[]) => leases.map((lease) => lease.rec
 /**
  * Registers tests that check a `TrackerStore` keeps every rule of the contract the transfer
  * tracker relies on: idempotent `track`, `claimDue` order, limit and lease exclusion, fences that
- * refuse a `complete` after the lease passed to another owner, `observe` merged by rank (during a
- * lease too), final records never due, `prune`, `users(since)`, and `claim`'s three outcomes.
+ * refuse a `complete` after the lease passed to another owner, `renew` extending a held lease and
+ * refusing a stale or given-back one, `observe` merged by rank (during a lease too), final records
+ * never due, `prune`, `users(since)`, and `claim`'s three outcomes.
  * `makeStore` must return an empty store (a fresh key prefix or schema per call is enough).
  *
  * @example
@@ -119,6 +120,7 @@ export function trackerStoreConformance(
   describe('TrackerStore conformance', () => {
     registerTrackAndClaim(test, leaseMs);
     registerFences(test, leaseMs);
+    registerRenew(test, leaseMs);
     registerObserve(test, leaseMs);
     registerHousekeeping(test);
   });
@@ -277,6 +279,81 @@ function registerFences(test: Register, leaseMs: number): void {
     await sleep(20);
     deepStrictEqual(await store.claimDue({ owner: owner('b'), leaseMs: 60_000, limit: 5 }), []);
     equal((await store.get(record.transferId))?.final, true);
+  });
+}
+
+function registerRenew(test: Register, leaseMs: number): void {
+  test('renew extends a held lease: nobody else claims the transfer until its new end, then with a higher fence', async (store) => {
+    const record = fresh();
+    await store.track(record);
+    const [lease] = await store.claimDue({ owner: owner('a'), leaseMs, limit: 1 });
+    ok(lease);
+    // Renewed for three leases from now: past the first lease's end it is still held.
+    equal(await store.renew(lease, { leaseMs: leaseMs * 3 }), true);
+    await sleep(leaseMs + 100);
+    deepStrictEqual(await store.claimDue({ owner: owner('b'), leaseMs, limit: 1 }), []);
+    deepStrictEqual(await store.claim(record.transferId, { owner: owner('b'), leaseMs }), {
+      outcome: 'busy',
+    });
+    await sleep(leaseMs * 2 + 100);
+    const [again] = await store.claimDue({ owner: owner('b'), leaseMs: 60_000, limit: 1 });
+    equal(again?.record.transferId, record.transferId);
+    ok(again!.fence > lease.fence);
+  });
+
+  test('renew of a lease that ran out, nobody having claimed the transfer since, takes it again', async (store) => {
+    const record = fresh();
+    await store.track(record);
+    const [lease] = await store.claimDue({ owner: owner('a'), leaseMs, limit: 1 });
+    await sleep(leaseMs + 100);
+    equal(await store.renew(lease!, { leaseMs: 60_000 }), true);
+    deepStrictEqual(await store.claimDue({ owner: owner('b'), leaseMs, limit: 1 }), []);
+    equal(
+      await store.complete(lease!, { record: advanced(lease!.record, 'submitted'), nextReadInMs: 60_000 }),
+      true,
+    );
+  });
+
+  test('renew with a fence that is no longer the latest is refused and writes nothing', async (store) => {
+    const record = fresh();
+    await store.track(record);
+    const [stale] = await store.claimDue({ owner: owner('a'), leaseMs, limit: 1 });
+    await sleep(leaseMs + 100);
+    const [current] = await store.claimDue({ owner: owner('b'), leaseMs: 60_000, limit: 1 });
+    ok(current && current.fence > stale!.fence);
+    // Were it written, this would end the current holder's lease at once.
+    equal(await store.renew(stale!, { leaseMs: 1 }), false);
+    await sleep(50);
+    deepStrictEqual(await store.claim(record.transferId, { owner: owner('c'), leaseMs: 60_000 }), {
+      outcome: 'busy',
+    });
+    equal(
+      await store.complete(stale!, { record: advanced(stale!.record, 'delivered', true), nextReadInMs: 0 }),
+      false,
+    );
+    equal(await store.renew(current, { leaseMs: 60_000 }), true);
+    ok(
+      await store.complete(current, { record: advanced(current.record, 'submitted'), nextReadInMs: 60_000 }),
+    );
+    equal((await store.get(record.transferId))?.dispatched, 'submitted');
+  });
+
+  test('renew of a lease already completed or released is refused and leases nothing', async (store) => {
+    const [done, given] = [fresh(), fresh()];
+    for (const record of [done, given]) await store.track(record);
+    const leases = await store.claimDue({ owner: owner('a'), leaseMs: 60_000, limit: 2 });
+    const byId = new Map(leases.map((lease) => [lease.record.transferId, lease]));
+    const completed = byId.get(done.transferId)!;
+    const released = byId.get(given.transferId)!;
+    ok(await store.complete(completed, { record: advanced(completed.record, 'submitted'), nextReadInMs: 0 }));
+    await store.release(released, 0);
+    equal(await store.renew(completed, { leaseMs: 60_000 }), false);
+    equal(await store.renew(released, { leaseMs: 60_000 }), false);
+    await sleep(20);
+    deepStrictEqual(
+      ids(await store.claimDue({ owner: owner('b'), leaseMs: 60_000, limit: 5 })).sort(),
+      [done.transferId, given.transferId].sort(),
+    );
   });
 }
 

@@ -34,6 +34,8 @@ export async function sweep(ctx: StepContext, discover: Required<TrackerDiscover
     try {
       await sweepUser(ctx, userId, discover.pageSize, horizon, result);
     } catch (error) {
+      // `stop()` ended the sweep's read: nothing failed, the next sweep goes on.
+      if (ctx.signal.aborted) break;
       ctx.events.fail(error, `sweeping the transfers of ${userId} failed; swept again later`);
     }
   }
@@ -53,7 +55,7 @@ async function sweepUser(
     result.read += 1;
     page = page
       ? await page.getNextPage()
-      : await ctx.client.bridge.transfers.list({ userId, limit: pageSize });
+      : await ctx.client.bridge.transfers.list({ userId, limit: pageSize }, ctx.read);
     for (const transfer of page.data) {
       if (Date.parse(transfer.createdAt) < horizon) return;
       // A client known only by its shape may list what the SDK's own client refuses.

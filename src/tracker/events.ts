@@ -66,10 +66,20 @@ export class TrackerEvents {
     this.#emitter.off(event as TrackerEventName, listener as Listener);
   }
 
-  /** Calls the listeners of `event` one after another; true when every one returned or resolved in time. */
-  async dispatch(event: TrackerEventName, transferId: string, args: readonly unknown[]): Promise<boolean> {
+  /**
+   * Calls the listeners of `event` one after another; true when every one returned or resolved in
+   * time. `hold` is asked right before each listener whether the caller still holds the transfer
+   * (a step renews its lease): once it answers false no listener is called, and false is answered.
+   */
+  async dispatch(
+    event: TrackerEventName,
+    transferId: string,
+    args: readonly unknown[],
+    hold: () => Promise<boolean>,
+  ): Promise<boolean> {
     let ok = true;
     for (const listener of this.#emitter.listeners(event) as Listener[]) {
+      if (!(await hold())) return false;
       try {
         await this.#bounded(listener(...args), event, transferId);
       } catch (error) {
@@ -84,7 +94,7 @@ export class TrackerEvents {
     return ok;
   }
 
-  /** A listener's result, awaited within the bound; a hung one counts as failed. */
+  /** A listener's result, awaited within `listenerTimeoutMs`; a hung one counts as failed. */
   #bounded(result: unknown, event: string, transferId: string): Promise<unknown> {
     if (typeof (result as { then?: unknown } | null | undefined)?.then !== 'function')
       return Promise.resolve();

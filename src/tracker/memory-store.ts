@@ -5,6 +5,7 @@ import type {
   ClaimDueRequest,
   ClaimOneResult,
   CompleteRequest,
+  RenewRequest,
   TrackerLease,
   TrackerRecord,
   TrackerStore,
@@ -102,6 +103,14 @@ export class MemoryTrackerStore implements TrackerStore {
     }));
     const entry = this.#entries.get(transferId);
     return entry && entry.fence === fence && entry.owner === owner ? entry : undefined;
+  }
+
+  async renew(lease: TrackerLease, request: RenewRequest): Promise<boolean> {
+    const where = 'MemoryTrackerStore.renew';
+    const entry = this.#held(where, lease);
+    if (!entry) return false;
+    entry.leaseUntil = this.#now() + readArgs(where, () => Number(request.leaseMs) || 0);
+    return true;
   }
 
   async complete(lease: TrackerLease, request: CompleteRequest): Promise<boolean> {

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { durationMs, loggerOption, parseArgs, withMethods } from '../core/args.js';
 import { DEFAULTS } from '../core/defaults.js';
 import type { Logger } from '../core/logger.js';
+import { ArgumentError } from '../errors/client-errors.js';
 import type { Transfers } from '../flows/transfers.js';
 import type { TransferSource } from '../flows/wait.js';
 import { MemoryTrackerStore } from './memory-store.js';
@@ -101,12 +102,25 @@ export interface TransferTrackerOptions {
   deadlines?: Partial<TrackerDeadlines>;
   /**
    * How long one lease (one read and dispatch of one transfer) lasts: what a killed process holds
-   * up at most, and the bound of `stop()`.
+   * up at most, and the bound of `stop()`. A step dispatches only while it holds the lease: right
+   * before each listener call it renews the lease through the store (fenced) for `leaseMs` more,
+   * and calls nothing once another process took the transfer. Its read takes at most
+   * `DEFAULTS.tracker.readShare` (half) of it, whatever the client's settings; with
+   * `listenerTimeoutMs` they must fit in it.
    * @default DEFAULTS.tracker.leaseMs (30000)
    * @example
    * createTransferTracker({ client, leaseMs: 10_000 });
    */
   leaseMs?: number;
+  /**
+   * How long each awaited listener (`transition`, `final`, `overdue`) may take; past it, it counts
+   * as failed: reported on `error`, and the state is dispatched again later. A read's share of
+   * `leaseMs` plus this must fit in `leaseMs`, or `createTransferTracker` throws.
+   * @default a third of `leaseMs` (`DEFAULTS.tracker.listenerShare`): 10000 for the default lease
+   * @example
+   * createTransferTracker({ client, leaseMs: 60_000, listenerTimeoutMs: 25_000 });
+   */
+  listenerTimeoutMs?: number;
   /**
    * Transfers claimed per round.
    * @default DEFAULTS.tracker.batchSize (50)
@@ -155,6 +169,37 @@ export interface TransferTrackerOptions {
 }
 
 const count = z.int({ error: 'must be a whole number' }).positive('must be positive');
+
+const STORE_METHODS = [
+  'track',
+  'claimDue',
+  'claim',
+  'renew',
+  'complete',
+  'release',
+  'observe',
+  'get',
+  'users',
+  'prune',
+] as const;
+
+/** A `TrackerStore`; one that lacks methods (one written before `renew`, say) is told which. */
+const storeSchema = z.custom<TrackerStore>().superRefine((value, ctx) => {
+  const missing =
+    typeof value === 'object' && value !== null
+      ? STORE_METHODS.filter(
+          (name) => typeof (value as unknown as Record<string, unknown>)[name] !== 'function',
+        )
+      : STORE_METHODS;
+  if (missing.length === 0) return;
+  const renew = missing.includes('renew')
+    ? ' (renew keeps the lease before each dispatch, so that a step that outlived its lease dispatches nothing: see TrackerStore.renew)'
+    : '';
+  ctx.addIssue({
+    code: 'custom',
+    message: `must be a TrackerStore (${STORE_METHODS.join(', ')}): it has no ${missing.join(', ')}${renew}`,
+  });
+});
 const partial = <K extends string>(keys: readonly K[]) =>
   z.strictObject(
     Object.fromEntries(keys.map((key) => [key, durationMs.optional()])) as Record<
@@ -170,15 +215,13 @@ const trackerOptionsSchema = z.lazy(() =>
       const transfers = (value as TrackerClient | undefined)?.bridge?.transfers;
       return typeof transfers?.get === 'function' && typeof transfers?.list === 'function';
     }, 'is required: a PartnerClient (anything with bridge.transfers.get and .list)'),
-    store: withMethods<TrackerStore>(
-      ['track', 'claimDue', 'claim', 'complete', 'release', 'observe', 'get', 'users', 'prune'],
-      'must be a TrackerStore (track, claimDue, claim, complete, release, observe, get, users, prune)',
-    ).optional(),
+    store: storeSchema.optional(),
     router: withMethods<TransferSource>(['on', 'off'], 'must have on and off (a CallbackRouter)').optional(),
     schedule: partial(['pending', 'submitted', 'source_confirmed', 'refund_pending'] as const).optional(),
     deadlines: partial(['sourceConfirmation', 'delivery', 'refund'] as const).optional(),
     afterExpiryMs: durationMs.optional(),
     leaseMs: durationMs.optional(),
+    listenerTimeoutMs: durationMs.optional(),
     batchSize: count.max(1_000, 'must be at most 1000').optional(),
     maxReadsPerSecond: z
       .number({ error: 'must be a number' })
@@ -219,6 +262,9 @@ export interface TrackerSettings {
   deadlines: TrackerDeadlines;
   afterExpiryMs: number;
   leaseMs: number;
+  listenerTimeoutMs: number;
+  /** The per-call options of every read of a step: its share of the lease. */
+  read: TrackerReadBudget;
   batchSize: number;
   maxReadsPerSecond: number;
   discover: Required<TrackerDiscovery> | false;
@@ -227,10 +273,56 @@ export interface TrackerSettings {
   logger: Logger | undefined;
 }
 
+/** What one read of a step may take (`readShare` of the lease), as the per-call options of the read. */
+export interface TrackerReadBudget {
+  /** The whole read: its attempts, its retries and their waits. */
+  budgetMs: number;
+  /** One attempt. */
+  timeoutMs: number;
+  maxRetries: number;
+  /** The retries after the first attempt failed: the budget less the first and the last attempt. */
+  maxRetryTimeMs: number;
+}
+
+function readBudget(leaseMs: number): TrackerReadBudget {
+  const { readShare, readRetries } = DEFAULTS.tracker;
+  const budgetMs = Math.floor(leaseMs * readShare);
+  const timeoutMs = Math.max(1, Math.floor(budgetMs / (readRetries + 1)));
+  return {
+    budgetMs,
+    timeoutMs,
+    maxRetries: readRetries,
+    maxRetryTimeMs: Math.max(1, budgetMs - 2 * timeoutMs),
+  };
+}
+
+/** A lease must hold a read and then a listener: else a step would outlive it by design. */
+function checkLease(leaseMs: number, listenerTimeoutMs: number, read: TrackerReadBudget): void {
+  if (read.budgetMs + listenerTimeoutMs <= leaseMs) return;
+  throw new ArgumentError({
+    where: 'createTransferTracker',
+    issues: [
+      {
+        path: 'listenerTimeoutMs',
+        message:
+          `${listenerTimeoutMs} ms for a listener after a read of up to ${read.budgetMs} ms ` +
+          `(DEFAULTS.tracker.readShare of leaseMs) does not fit in leaseMs (${leaseMs}): ` +
+          `give leaseMs at least ${Math.ceil(listenerTimeoutMs / (1 - DEFAULTS.tracker.readShare))}, ` +
+          `or listenerTimeoutMs at most ${leaseMs - read.budgetMs}`,
+      },
+    ],
+  });
+}
+
 /** Checks the options of `createTransferTracker` (an `ArgumentError` names each bad one) and fills in `DEFAULTS.tracker`. */
 export function trackerSettings(options: TransferTrackerOptions): TrackerSettings {
   const checked = parseArgs(trackerOptionsSchema, options, 'createTransferTracker');
   const defaults = DEFAULTS.tracker;
+  const leaseMs = checked.leaseMs ?? defaults.leaseMs;
+  const listenerTimeoutMs =
+    checked.listenerTimeoutMs ?? Math.max(1, Math.floor(leaseMs * defaults.listenerShare));
+  const read = readBudget(leaseMs);
+  checkLease(leaseMs, listenerTimeoutMs, read);
   return {
     client: checked.client,
     store: checked.store ?? new MemoryTrackerStore(),
@@ -238,7 +330,9 @@ export function trackerSettings(options: TransferTrackerOptions): TrackerSetting
     schedule: { ...defaults.schedule, ...defined(checked.schedule) },
     deadlines: { ...defaults.deadlines, ...defined(checked.deadlines) },
     afterExpiryMs: checked.afterExpiryMs ?? defaults.afterExpiryMs,
-    leaseMs: checked.leaseMs ?? defaults.leaseMs,
+    leaseMs,
+    listenerTimeoutMs,
+    read,
     batchSize: checked.batchSize ?? defaults.batchSize,
     maxReadsPerSecond: checked.maxReadsPerSecond ?? defaults.maxReadsPerSecond,
     discover: checked.discover === false ? false : { ...defaults.discover, ...defined(checked.discover) },

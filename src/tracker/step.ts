@@ -1,3 +1,4 @@
+import type { RequestOptions } from '../core/request-options.js';
 import { isPartnerError } from '../errors/base.js';
 import { ResponseValidationError } from '../errors/client-errors.js';
 import { TrackerError } from '../errors/tracker-errors.js';
@@ -17,8 +18,14 @@ export interface StepContext {
   events: TrackerEvents;
   limiter: ReadLimiter;
   schedule: ScheduleSettings;
-  /** Fires on `stop()`: a step still waiting for room to read gives its lease back. */
+  /** Fires on `stop()`: a step still waiting for room to read, or reading, gives its lease back. */
   signal: AbortSignal;
+  /** What a renewal before each listener call extends the lease by. */
+  leaseMs: number;
+  /** What each listener may take: it must end within the lease renewed before it. */
+  listenerTimeoutMs: number;
+  /** The options of every read (`get`, `list`): its share of the lease, and `signal`. */
+  read: RequestOptions;
 }
 
 /** What one step did. */
@@ -54,13 +61,21 @@ export async function step(ctx: StepContext, lease: TrackerLease, forceRead = fa
     result.read = 1;
     record.reads += 1;
     try {
-      const transfer = await ctx.client.bridge.transfers.get({ userId: record.userId, transferId: id });
+      // A signal of this read's own: fifty reads under way would otherwise each hang a listener on
+      // the tracker's one signal, which Node reports as a leak past ten.
+      const read = { ...ctx.read, signal: AbortSignal.any([ctx.signal]) };
+      const transfer = await ctx.client.bridge.transfers.get({ userId: record.userId, transferId: id }, read);
       // A client known only by its shape may hand on an answer the SDK's own client refuses.
       refuseOther(transfer, record);
       result.transfer = transfer;
       record.failures = 0;
       observe(record, transfer);
     } catch (error) {
+      // stop() ended the read: nothing failed, and the lease goes back as it was.
+      if (ctx.signal.aborted) {
+        await settle(ctx, () => ctx.store.release(lease, 0), id);
+        return result;
+      }
       result.failure = error;
       record.failures += 1;
       record.updatedAt = Date.now();
@@ -77,7 +92,7 @@ export async function step(ctx: StepContext, lease: TrackerLease, forceRead = fa
   }
   let retryMs: number | undefined;
   if (!record.final && record.observed && record.observedRank > record.dispatchedRank) {
-    if (await dispatchState(ctx, record)) result.dispatched = 1;
+    if (await dispatchState(ctx, lease, record)) result.dispatched = 1;
     else
       retryMs = Math.min(
         ctx.schedule.schedule.submitted,
@@ -90,7 +105,8 @@ export async function step(ctx: StepContext, lease: TrackerLease, forceRead = fa
     const phase = overduePhase(ctx.schedule, record, now);
     if (phase && record.phaseSince !== null) {
       const overdue = { transfer: record.observed, phase, since: new Date(record.phaseSince) };
-      if (await ctx.events.dispatch('overdue', id, [overdue])) record.overdue.push(phase);
+      if (await ctx.events.dispatch('overdue', id, [overdue], () => holds(ctx, lease)))
+        record.overdue.push(phase);
       advanceSchedule(ctx.schedule, record, record.observed.status, now);
     }
   }
@@ -122,19 +138,48 @@ function observe(record: TrackerRecord, transfer: BridgeTransfer): void {
 }
 
 /**
- * Dispatches the observed state: its `transition`, then `final` if it is final. Recorded as done
- * only when every listener succeeded; otherwise it is dispatched again later.
+ * Dispatches the observed state: its `transition`, then `final` if it is final, each listener
+ * only under the lease, renewed right before it. Recorded as done only when every listener
+ * succeeded; otherwise it is dispatched again later (by whoever holds the transfer then).
  */
-async function dispatchState(ctx: StepContext, record: TrackerRecord): Promise<boolean> {
+async function dispatchState(ctx: StepContext, lease: TrackerLease, record: TrackerRecord): Promise<boolean> {
   const transfer = record.observed!;
   const previous = record.dispatched ?? undefined;
   const final = FINAL_STATES.has(transfer.status);
-  if (!(await ctx.events.dispatch('transition', record.transferId, [transfer, previous]))) return false;
-  if (final && !(await ctx.events.dispatch('final', record.transferId, [transfer]))) return false;
+  const hold = () => holds(ctx, lease);
+  if (!(await ctx.events.dispatch('transition', record.transferId, [transfer, previous], hold))) return false;
+  if (final && !(await ctx.events.dispatch('final', record.transferId, [transfer], hold))) return false;
   record.dispatched = transfer.status;
   record.dispatchedRank = record.observedRank;
   record.final = final;
   return true;
+}
+
+/**
+ * Renews the lease for `leaseMs` from now, right before a listener is called: false once another
+ * owner claimed the transfer (a step that outlived its lease dispatches nothing the new holder
+ * dispatches too), and false when the store could not say, or said it too late for a listener to
+ * end within the lease, reported: dispatched later.
+ */
+async function holds(ctx: StepContext, lease: TrackerLease): Promise<boolean> {
+  const id = lease.record.transferId;
+  const asked = performance.now();
+  try {
+    if ((await ctx.store.renew(lease, { leaseMs: ctx.leaseMs })) !== true) return false;
+  } catch (error) {
+    ctx.events.fail(storeError(error, id), `the store could not renew the lease of ${id}; dispatched later`);
+    return false;
+  }
+  // The store renewed the lease after `asked`: it ends `leaseMs` after that at the earliest.
+  const tookMs = Math.round(performance.now() - asked);
+  if (tookMs + ctx.listenerTimeoutMs <= ctx.leaseMs) return true;
+  const late = new TrackerError({
+    stage: 'store',
+    transferId: id,
+    message: `the store took ${tookMs} ms to renew the lease of ${id}: a listener of up to ${ctx.listenerTimeoutMs} ms would outlive the ${ctx.leaseMs} ms lease`,
+  });
+  ctx.events.fail(late, `renewing the lease of ${id} was too slow; dispatched later`);
+  return false;
 }
 
 /** A store call whose failure is reported, never thrown: the lease expires and the work is done again. */

@@ -63,6 +63,12 @@ export interface TrackOptions {
   db?: unknown;
 }
 
+/** What `renew` takes. */
+export interface RenewRequest {
+  /** The lease lasts this long from now, on the store's clock. */
+  leaseMs: number;
+}
+
 /** What `claimDue` (and, without `limit`, `claim`) takes. */
 export interface ClaimDueRequest {
   /** A name for this process, unique in the fleet. */
@@ -113,6 +119,26 @@ export interface TrackerStore {
   claimDue(request: ClaimDueRequest): Promise<TrackerLease[]>;
   /** Leases one record now, due or not (a `pollOnce`, a delivery's wake-up). */
   claim(transferId: string, request: Omit<ClaimDueRequest, 'limit'>): Promise<ClaimOneResult>;
+  /**
+   * Keeps a lease: when `lease.fence` is still the transfer's latest and the lease was neither
+   * completed nor released, it now ends `leaseMs` from now on the store's clock (whether or not it
+   * had run out meanwhile: nobody claimed the transfer since) and `renew` resolves true; else it
+   * resolves false and writes nothing. Atomic with `claim` and `claimDue`: a lease renewed is not
+   * claimable by anyone until its new end. The tracker renews right before each listener call of
+   * a dispatch and dispatches nothing when it resolves false, so that a step that outlived its
+   * lease never dispatches what the transfer's new holder dispatches too.
+   *
+   * @example
+   * // A store on a SQL table with fence and lease_until columns:
+   * async renew(lease, { leaseMs }) {
+   *   const { rows } = await db.query(
+   *     `update tracker set lease_until = now() + $3 * interval '1 millisecond'
+   *       where transfer_id = $1 and fence = $2 and lease_until is not null returning 1`,
+   *     [lease.record.transferId, lease.fence, leaseMs]);
+   *   return rows.length > 0;
+   * }
+   */
+  renew(lease: TrackerLease, request: RenewRequest): Promise<boolean>;
   /**
    * Writes `record` and drops the lease, only if `lease.fence` is still the transfer's latest.
    * Resolves false, writing nothing, when it is not (the lease expired and another owner claimed it).

@@ -60,7 +60,7 @@ export class TransferTracker {
 
   constructor(options: TransferTrackerOptions) {
     this.#settings = trackerSettings(options);
-    this.#events = new TrackerEvents(this.#settings.logger, this.#settings.leaseMs);
+    this.#events = new TrackerEvents(this.#settings.logger, this.#settings.listenerTimeoutMs);
     this.#limiter = new ReadLimiter(this.#settings.maxReadsPerSecond);
     this.#settings.router?.on('transfer', (transfer: BridgeTransfer) => this.#observe(transfer));
   }
@@ -173,7 +173,10 @@ export class TransferTracker {
     if (claim.outcome === 'busy') {
       const record = await store.get(id);
       await this.#limiter.take(this.#abort.signal);
-      return this.#settings.client.bridge.transfers.get({ userId: record!.userId, transferId: id });
+      return this.#settings.client.bridge.transfers.get(
+        { userId: record!.userId, transferId: id },
+        this.#readOptions(),
+      );
     }
     const done = await this.#hold(step(this.#context(), claim.lease, true));
     if (done.transfer) return done.transfer;
@@ -196,8 +199,9 @@ export class TransferTracker {
   }
 
   /**
-   * Stops starting rounds and lets the reads and dispatches under way finish, for at most `leaseMs`
-   * (a lease not committed by then expires, and another process does the work again).
+   * Stops starting rounds. Reads under way are abandoned and their leases given back; dispatches
+   * under way finish, for at most `leaseMs` (a lease not committed by then expires, and another
+   * process does the work again).
    *
    * @example
    * await tracker.stop();
@@ -206,7 +210,7 @@ export class TransferTracker {
     this.#running = false;
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    // Steps still waiting for room to read give their leases back; reads already sent finish.
+    // Steps still waiting for room to read, or reading, give their leases back.
     const stopping = this.#abort;
     stopping.abort();
     if (this.#inFlight.size > 0) {
@@ -221,8 +225,14 @@ export class TransferTracker {
     if (this.#abort === stopping) this.#abort = new AbortController();
   }
 
+  /** Every read's options: its share of the lease whatever the client's settings, and `stop()`. */
+  #readOptions(): StepContext['read'] {
+    const { timeoutMs, maxRetries, maxRetryTimeMs } = this.#settings.read;
+    return { timeoutMs, maxRetries, maxRetryTimeMs, signal: this.#abort.signal };
+  }
+
   #context(): StepContext {
-    const { client, store, schedule, deadlines, afterExpiryMs } = this.#settings;
+    const { client, store, schedule, deadlines, afterExpiryMs, leaseMs, listenerTimeoutMs } = this.#settings;
     return {
       client,
       store,
@@ -235,6 +245,9 @@ export class TransferTracker {
         stretch: this.#settings.router ? DEFAULTS.tracker.withRouterFactor : 1,
       },
       signal: this.#abort.signal,
+      leaseMs,
+      listenerTimeoutMs,
+      read: this.#readOptions(),
     };
   }
 

@@ -154,3 +154,59 @@ describe('expires_in is authoritative, however short', () => {
     expect(service.count('POST /auth/token')).toBe(2);
   });
 });
+
+/**
+ * `sim.fetch` wrapped to record each access token the service issued and each token a data call
+ * presented, and how many token requests are still unanswered.
+ */
+function recordingFetch(sim: PartnerSimulator) {
+  const issued: string[] = [];
+  const presented = new Set<string>();
+  let tokenRequestsOpen = 0;
+  const fetch = async (input: Request | URL | string, init?: RequestInit): Promise<Response> => {
+    const request = new Request(input, init);
+    if (!new URL(request.url).pathname.endsWith('/auth/token')) {
+      presented.add(request.headers.get('authorization')?.replace(/^Bearer /, '') ?? '');
+      return sim.fetch(request);
+    }
+    tokenRequestsOpen++;
+    try {
+      const response = await sim.fetch(request);
+      const body = (await response.clone().json()) as { access_token?: string };
+      if (body.access_token) issued.push(body.access_token);
+      return response;
+    } finally {
+      tokenRequestsOpen--;
+    }
+  };
+  return { fetch, issued, presented, open: () => tokenRequestsOpen };
+}
+
+describe('a background refresh is not thrown away', () => {
+  it('sequential calls across several refreshes: one token request per refresh, every issued token used', async () => {
+    const sim = simAt(3);
+    const recorded = recordingFetch(sim);
+    const client = new PartnerClient({
+      baseUrl: sim.baseUrl,
+      ...sim.demo.credentials,
+      fetch: recorded.fetch,
+    });
+    const settled: string[] = [];
+    client.on('token', (event) => settled.push(event.action));
+    // One call every 250 ms of a 3 s token's life, for 7.25 s: a refresh starts at 80% (2.4 s) of
+    // each token's life, during a call that ends before the token endpoint answers.
+    for (let at = 0; at <= 7_250; at += 250) {
+      vi.setSystemTime(START + at);
+      await client.bridge.routes();
+      // Between two calls of a real program time passes: the refresh the call started is answered.
+      await vi.waitFor(() => expect(recorded.open()).toBe(0));
+      // Every token the service issued reached the client (a refresh aborted after the service
+      // answered would be one more request and no token).
+      await vi.waitFor(() => expect(settled).toHaveLength(count(sim, 'POST /auth/token')));
+    }
+    // The first token at 0 s, refreshes at 2.5 s and 5 s (each past 80% of the one before).
+    expect(recorded.issued).toHaveLength(3);
+    expect(settled).toEqual(['fetched', 'refreshed', 'refreshed']);
+    expect(recorded.issued.filter((token) => !recorded.presented.has(token))).toEqual([]);
+  });
+});

@@ -2,18 +2,14 @@ import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { transfer } from '../../fixtures/wire.js';
-import {
-  ArgumentError,
-  createCallbackRouter,
-  type StoredToken,
-  type TransferStatus,
-} from '../../src/index.js';
+import { ArgumentError, createCallbackRouter, type TransferStatus } from '../../src/index.js';
 import {
   createRedisCallbackStore,
   createRedisTokenStore,
   type RedisClientLike,
   RedisStoreError,
 } from '../../src/redis/index.js';
+import type { StoredToken } from '../../src/stores/index.js';
 import { callbackStoreConformance } from '../../src/testing/index.js';
 import { deliverToFleet } from '../helpers/callback-fleet.js';
 import { REDIS_MISSING, REDIS_SERVER, type RedisServer, startRedis } from '../helpers/redis-server.js';

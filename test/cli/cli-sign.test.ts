@@ -58,6 +58,18 @@ describe('partner-s2s-sdk sign and send', { timeout: 60_000 }, () => {
     return ['sign', constructFile, '--route', routeFile, '--wallet', wallet, ...amount, '--key-env', KEY_ENV];
   }
 
+  /** `verify` of a construct file against a route file, for the demo wallet and 5 tokens. */
+  const verify5 = (constructFile: string, routesFile: string) => [
+    'verify',
+    constructFile,
+    '--route',
+    routesFile,
+    '--wallet',
+    sim.demo.wallet.address,
+    '--amount',
+    '5',
+  ];
+
   function expectNoKey(...outputs: string[]) {
     for (const output of outputs) expect(output).not.toContain(sim.demo.wallet.privateKey.slice(2));
   }
@@ -185,6 +197,76 @@ describe('partner-s2s-sdk sign and send', { timeout: 60_000 }, () => {
     const expired = await runMain([...base, '--amount', '5', '--now', later]);
     expect(expired.code).toBe(1);
     expect(expired.stderr).toMatch(/expir/);
+  });
+
+  /** An answer of the service as a client in another language saves it: the body, byte for byte. */
+  async function rawAnswer(path: string, body?: unknown): Promise<string> {
+    const token = await fetch(`${server.url}/api/v1/s2s/auth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: sim.demo.credentials.clientId,
+        client_secret: sim.demo.credentials.clientSecret,
+      }).toString(),
+    });
+    const { access_token } = (await token.json()) as { access_token: string };
+    const answer = await fetch(`${server.url}/api/v1/s2s${path}`, {
+      ...(body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) }),
+      headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/json' },
+    });
+    expect(answer.status).toBe(200);
+    return answer.text();
+  }
+
+  /** The body of a quote or construct for 5 tokens of the demo user, as JSON carries an amount. */
+  const fiveTokens = () => ({ userId: sim.demo.userId, routeId: ROUTE_ID, amount: 5 });
+
+  function saveText(name: string, text: string): string {
+    const file = join(tmp, name);
+    writeFileSync(file, text);
+    return file;
+  }
+
+  it('verifies and signs the raw {"data": …} answers of construct and routes, as a client in another language saved them', async () => {
+    const constructFile = saveText(
+      'raw-construct.json',
+      await rawAnswer('/bridge/construct/transaction/batch', fiveTokens()),
+    );
+    // The whole routes answer: the route is the one the construct result was built on.
+    const routesFile = saveText('raw-routes.json', await rawAnswer('/bridge/routes'));
+    const wallet = sim.demo.wallet.address;
+    const verified = await runMain(verify5(constructFile, routesFile));
+    expect(verified.stderr).toBe('');
+    expect(verified.code).toBe(0);
+    expect(verified.stdout.split('\n')[0]).toBe('Bridge 5 USDC from Base to BNB Chain');
+    // The route on its own, as the service's answer holds it, works as well.
+    const oneRoute = save('raw-route.json', { data: route });
+    const signed = await runMain(
+      ['sign', constructFile, '--route', oneRoute, '--wallet', wallet, '--amount', '5', '--key-env', KEY_ENV],
+      env,
+    );
+    expect(signed.code).toBe(0);
+    expect(JSON.parse(signed.stdout)).toMatchObject({ signature: expect.stringMatching(/^0xff00/) });
+  });
+
+  it('says what a construct or route file should hold when it holds something else', async () => {
+    const quoteFile = saveText('raw-quote.json', await rawAnswer('/bridge/quote', fiveTokens()));
+    const wrongFile = await runMain(verify5(quoteFile, routeFile));
+    expect(wrongFile.code).toBe(1);
+    expect(wrongFile.stderr).toMatch(/shape\.construct/);
+    expect(wrongFile.stderr).toContain(
+      `hint: ${quoteFile} should hold the answer of POST /api/v1/s2s/bridge/construct/transaction/batch`,
+    );
+
+    const built = await client.bridge.construct({ userId: sim.demo.userId, routeId: ROUTE_ID, amount: '5' });
+    const constructFile = save('construct-elsewhere.json', { data: built });
+    const otherRoutes = save('other-routes.json', {
+      data: [{ ...route, routeId: 'somewhere-else' }],
+    });
+    const noSuchRoute = await runMain(verify5(constructFile, otherRoutes));
+    expect(noSuchRoute.code).toBe(2);
+    expect(noSuchRoute.stderr).toContain(`error: ${otherRoutes} holds no route ${ROUTE_ID}`);
   });
 
   // Last: it moves the simulator's clock.

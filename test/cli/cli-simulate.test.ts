@@ -1,7 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
-import { afterEach, describe, expect, it } from 'vitest';
+import { privateKeyToAccount } from 'viem/accounts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  type BridgeTransfer,
+  createCallbackRouter,
+  PartnerClient,
+  standardWebhooks,
+} from '../../src/index.js';
+import { closeCallbackServers, serveCallbacks } from '../helpers/callback-server.js';
 
 /*
  * `partner-s2s-sdk simulate` as a test harness runs it: through a launcher such as `npx`, which
@@ -51,7 +59,8 @@ async function until(check: () => Promise<boolean> | boolean, boundMs: number): 
 
 const started: number[] = [];
 const launchers: ChildProcess[] = [];
-afterEach(() => {
+afterEach(async () => {
+  await closeCallbackServers();
   // Whatever a failed test left running: the simulators by their pid, then their launchers.
   for (const pid of started.splice(0)) if (alive(pid)) process.kill(pid, 'SIGKILL');
   for (const launcher of launchers.splice(0)) if (launcher.exitCode === null) launcher.kill('SIGKILL');
@@ -131,5 +140,58 @@ describe('simulate under a test harness', { timeout: 60_000 }, () => {
     const code = await new Promise((resolve) => child.once('exit', resolve));
     expect(code).toBe(2);
     expect(stderr).toMatch(/admin-?token/i);
+  });
+
+  it('--callback-signing-secret: callbacks a standardWebhooks router accepts, signed by each secret', async () => {
+    const secret = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
+    const other = `whsec_${Buffer.alloc(32, 4).toString('base64')}`;
+    const router = createCallbackRouter({ authenticate: standardWebhooks({ secret }) });
+    const seen: BridgeTransfer[] = [];
+    router.on('bridge_transfer_submitted', (transfer) => void seen.push(transfer));
+    const url = await serveCallbacks(router.nodeHandler);
+    const { info } = await start(
+      ['--callback-url', url, '--callback-signing-secret', other, '--callback-signing-secret', secret],
+      true,
+    );
+    const demo = info as typeof info & {
+      clientId: string;
+      clientSecret: string;
+      userId: string;
+      wallet: { privateKey: `0x${string}` };
+    };
+    const client = new PartnerClient({
+      baseUrl: demo.baseUrl,
+      clientId: demo.clientId,
+      clientSecret: demo.clientSecret,
+    });
+    const { transferId } = await client.bridge.execute({
+      userId: demo.userId,
+      routeId: 'base-usdc-to-bsc-usdc',
+      amount: '3',
+      signer: privateKeyToAccount(demo.wallet.privateKey),
+    });
+    await vi.waitFor(() => expect(seen.map((transfer) => transfer.transferId)).toEqual([transferId]), {
+      timeout: 15_000,
+    });
+  });
+
+  it('--callback-signing-secret not in the whsec_ form is a usage error (exit 2) that does not repeat it', async () => {
+    const bad = Buffer.alloc(32, 3).toString('base64');
+    const child = spawn(
+      process.execPath,
+      [...SOURCE_BIN, 'simulate', '--port', '0', '--callback-signing-secret', bad],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    launchers.push(child);
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect(code).toBe(2);
+    expect(stderr).toContain('whsec_');
+    expect(stderr).not.toContain(bad);
   });
 });

@@ -67,7 +67,12 @@ tracker.on('final', (transfer) =>
   report({ event: 'final', id: transfer.transferId, status: transfer.status }),
 );
 tracker.on('error', (error) =>
-  report({ event: 'error', message: String((error as Error).message).slice(0, 200) }),
+  report({
+    event: 'error',
+    id: (error as { transferId?: string }).transferId,
+    stage: (error as { stage?: string }).stage,
+    message: String((error as Error).message).slice(0, 200),
+  }),
 );
 await tracker.start();
 process.send?.({ type: 'ready' });

@@ -99,8 +99,9 @@ describe('bridge.execute never lets two operations of one call execute', () => {
     expect(error).toBeInstanceOf(RequoteNonceError);
     const refused = error as RequoteNonceError;
     expect(refused.code).toBe('REQUOTE_NONCE');
-    expect(refused.expected.nonce).toBe(0n);
-    expect(refused.actual.nonce).toBe(1n);
+    // Key 1, the owner's validation: sequence 0 signed, sequence 1 rebuilt.
+    expect(refused.expected.nonce).toBe(1n << 64n);
+    expect(refused.actual.nonce).toBe((1n << 64n) | 1n);
     expect(refused.signedUserOpHash).toBe(calls[0]!.hash);
     expect(calls).toHaveLength(1);
     // Only the other operation was submitted.

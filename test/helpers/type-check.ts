@@ -91,6 +91,7 @@ const SOURCE_ENTRIES: Record<string, string[]> = {
   'partner-s2s-sdk/testing': [join(ROOT, 'src/testing/index.ts')],
   'partner-s2s-sdk/redis': [join(ROOT, 'src/redis/index.ts')],
   'partner-s2s-sdk/postgres': [join(ROOT, 'src/postgres/index.ts')],
+  'partner-s2s-sdk/stores': [join(ROOT, 'src/stores/index.ts')],
 };
 
 /**

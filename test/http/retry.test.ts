@@ -176,6 +176,34 @@ describe('retries', () => {
     expect(service.count('GET /bridge/routes')).toBe(1);
   });
 
+  it("takes maxRetryTimeMs per call: a Retry-After past the call's own bound ends it at once", async () => {
+    vi.useFakeTimers();
+    try {
+      const service = mockService({
+        routes: {
+          'GET /bridge/routes': flaky([() => envelopeError(503, 'BUSY', 'busy', {}, { 'retry-after': '2' })]),
+        },
+      });
+      // The client would wait the 2 s and succeed; this call allows 1 s of retrying only.
+      const client = makeClient(service, { maxRetries: 3 });
+      const outcome = client.bridge.routes({ maxRetryTimeMs: 1_000 }).catch((e: unknown) => e);
+      await vi.advanceTimersByTimeAsync(3_000);
+      expect(await outcome).toBeInstanceOf(ServiceUnavailableError);
+      expect(service.count('GET /bridge/routes')).toBe(1);
+      const patient = client.bridge.routes();
+      await vi.advanceTimersByTimeAsync(2_500);
+      await expect(patient).resolves.toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('refuses a maxRetryTimeMs that is not a positive whole number of milliseconds', async () => {
+    const service = mockService({ routes: { 'GET /bridge/routes': ok } });
+    await expect(makeClient(service).bridge.routes({ maxRetryTimeMs: -1 })).rejects.toThrow(/maxRetryTimeMs/);
+    expect(service.count('GET /bridge/routes')).toBe(0);
+  });
+
   it('never re-sends a submit, whatever the failure', async () => {
     for (const failure of [
       () => envelopeError(503, 'X', 'x'),

@@ -446,6 +446,45 @@ describe('11: what stays', () => {
   });
 });
 
+describe("12: the nonce key selects the owner's validation", () => {
+  /** The fixture batch with its EntryPoint nonce replaced (`key << 64 | sequence`) and its hash redone. */
+  const withNonce = (nonce: bigint) =>
+    forge((c) => (c.bundle.userOp.nonce = `0x${nonce.toString(16)}`), { reencode: false });
+
+  it('refuses any key but 1: MAv2 reads the validation from the key, and no other validates the owner (AA23)', () => {
+    for (const key of [0n, 2n, 3n, (1n << 40n) | 1n, (1n << 192n) - 1n]) {
+      const other = withNonce((key << 64n) | 5n);
+      expect(issuesOf(other), `key ${key}`).toEqual(['userOp.nonceKey']);
+      // The packed form hashes alike: the hash stays.
+      const packed = forge((c) => (c.bundle.userOp = { ...packedForm(c.bundle.userOp), sender: USER }), {
+        base: other,
+        reencode: false,
+        rehash: false,
+      });
+      expect(issuesOf(packed), `packed, key ${key}`).toEqual(['userOp.nonceKey']);
+    }
+  });
+
+  it('accepts key 1 with any sequence, as the real vectors carry it (0x10000000000000000)', () => {
+    expect(validConstruct().bundle.userOp.nonce).toBe('0x10000000000000000');
+    for (const sequence of [0n, 1n, 41n, (1n << 64n) - 1n])
+      expect(issuesOf(withNonce((1n << 64n) | sequence)), `sequence ${sequence}`).toEqual([]);
+  });
+
+  it('names the key expected and the key that came', () => {
+    let error: unknown;
+    try {
+      verifyBridgeBatch({ route: route(), construct: withNonce(7n), wallet: USER, now: NOW });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(BatchVerificationError);
+    expect((error as BatchVerificationError).issues).toEqual([
+      expect.objectContaining({ check: 'userOp.nonceKey', expected: '1', actual: '0' }),
+    ]);
+  });
+});
+
 describe('bridge.execute against a service that lies', () => {
   const own = privateKeyToAccount(generatePrivateKey());
 

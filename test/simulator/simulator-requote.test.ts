@@ -40,15 +40,16 @@ describe('the simulator: signWindowSec and the nonce of each construct', () => {
     expect(await refused.json()).toMatchObject({ code: 'VALIDATION_FAILED' });
   });
 
-  it('hands out key 0 and the count of executed operations as the nonce, the same until one executes', async () => {
+  it("hands out key 1 (the owner's validation) and the count of executed operations as the nonce, the same until one executes", async () => {
     const { sim, client, routeId, userId } = await start();
     const { privateKeyToAccount } = await import('viem/accounts');
     const signer = privateKeyToAccount(sim.demo.wallet.privateKey);
     const nonce = async () =>
       BigInt((await client.bridge.construct({ userId, routeId, amount: '5' })).bundle.userOp.nonce as string);
-    expect(await nonce()).toBe(0n);
-    expect(await nonce()).toBe(0n);
+    const key = 1n << 64n;
+    expect(await nonce()).toBe(key);
+    expect(await nonce()).toBe(key);
     await client.bridge.execute({ userId, routeId, amount: '5', signer });
-    expect(await nonce()).toBe(1n);
+    expect(await nonce()).toBe(key | 1n);
   });
 });

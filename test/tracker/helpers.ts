@@ -131,6 +131,7 @@ const STORE_METHODS = [
   'track',
   'claimDue',
   'claim',
+  'renew',
   'complete',
   'release',
   'observe',

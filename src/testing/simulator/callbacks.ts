@@ -1,7 +1,45 @@
+import { signWebhook, webhookKey } from '../../callbacks/standard-webhooks.js';
 import type { BridgeTransfer } from '../../schemas/bridge.js';
 
 /** Where callbacks go: a URL (POSTed as JSON) or a function given the exact body. */
 export type CallbackTarget = string | ((body: BridgeTransfer) => void | Promise<void>);
+
+/**
+ * The simulator's `callbackSigning`: one `whsec_` secret, or several during a rotation.
+ *
+ * @example
+ * const signing: CallbackSigning = { secrets: [newSecret, oldSecret] };
+ */
+export interface CallbackSigning {
+  /** The secret the receiver checks with `standardWebhooks`, `whsec_<base64>`. */
+  secret?: string;
+  /** Several secrets: one signature each, space-separated. */
+  secrets?: readonly string[];
+}
+
+/**
+ * Signs deliveries the Standard Webhooks way, as `standardWebhooks` checks them: each try signed
+ * anew at the real clock (the receiver's clock is real, whatever `advanceClock` did), under the
+ * delivery's one id.
+ */
+export class WebhookSigner {
+  #keys: Promise<CryptoKey[]> | undefined;
+
+  constructor(
+    readonly secrets: readonly string[],
+    readonly newId: () => string,
+  ) {}
+
+  async headers(id: string, body: string): Promise<Record<string, string>> {
+    this.#keys ??= Promise.all(this.secrets.map(webhookKey));
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    return {
+      'webhook-id': id,
+      'webhook-timestamp': timestamp,
+      'webhook-signature': await signWebhook(await this.#keys, id, timestamp, body),
+    };
+  }
+}
 
 /** One callback and how its delivery went, as the admin API lists it. */
 export interface CallbackDelivery {
@@ -41,6 +79,7 @@ export class SimCallbacks {
     public target: CallbackTarget | undefined,
     headers: Record<string, string> | undefined,
     private readonly retry: { attempts: number; firstDelayMs: number } = CALLBACK_RETRY,
+    private readonly signer?: WebhookSigner,
   ) {
     this.#headers = { ...headers };
   }
@@ -58,7 +97,8 @@ export class SimCallbacks {
       lastError: null,
     };
     this.deliveries.push(delivery);
-    if (target) void this.#attempt(target, body, delivery);
+    // The id travels with the delivery's tries: a receiver tells a retry from a new message by it.
+    if (target) void this.#attempt(target, body, delivery, this.signer?.newId());
   }
 
   /** Stops pending retries (the simulator is closing or resetting); their entries stay `pending`. */
@@ -67,16 +107,23 @@ export class SimCallbacks {
     this.#timers.clear();
   }
 
-  async #attempt(target: CallbackTarget, body: BridgeTransfer, delivery: CallbackDelivery): Promise<void> {
+  async #attempt(
+    target: CallbackTarget,
+    body: BridgeTransfer,
+    delivery: CallbackDelivery,
+    webhookId: string | undefined,
+  ): Promise<void> {
     delivery.attempts += 1;
     try {
       if (typeof target === 'function') {
         await target(body);
       } else {
+        const text = JSON.stringify(body);
+        const signed = this.signer && webhookId ? await this.signer.headers(webhookId, text) : undefined;
         const response = await fetch(target, {
           method: 'POST',
-          headers: { ...this.#headers, 'content-type': 'application/json' },
-          body: JSON.stringify(body),
+          headers: { ...this.#headers, ...signed, 'content-type': 'application/json' },
+          body: text,
         });
         delivery.lastStatus = response.status;
         // The body is not needed; cancelling frees the connection.
@@ -97,7 +144,7 @@ export class SimCallbacks {
       const delay = this.retry.firstDelayMs * 2 ** (delivery.attempts - 1);
       const timer = setTimeout(() => {
         this.#timers.delete(timer);
-        void this.#attempt(target, body, delivery);
+        void this.#attempt(target, body, delivery, webhookId);
       }, delay);
       // A retry waiting must not keep a test process (or a closing CLI) alive.
       timer.unref();

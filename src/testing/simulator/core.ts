@@ -1,5 +1,5 @@
 import { SimAuth } from './auth.js';
-import { type CallbackTarget, SimCallbacks } from './callbacks.js';
+import { type CallbackSigning, type CallbackTarget, SimCallbacks, WebhookSigner } from './callbacks.js';
 import { SimClock, SimRandom } from './common.js';
 import { SimIntents } from './intents.js';
 import { SimRoutes } from './routes.js';
@@ -13,6 +13,7 @@ export interface CoreOptions {
   quoteTtlSec?: number;
   callbacks?: CallbackTarget;
   callbackHeaders?: Record<string, string>;
+  callbackSigning?: CallbackSigning;
   /** Makes ids, secrets, keys and hashes a deterministic stream (tests and `simulate --seed`). */
   seed?: number;
 }
@@ -32,7 +33,9 @@ export interface SimCore {
 export function createCore(options: CoreOptions): SimCore {
   const clock = new SimClock();
   const random = new SimRandom(options.seed);
-  const callbacks = new SimCallbacks(options.callbacks, options.callbackHeaders);
+  const { callbackSigning: signing } = options;
+  const signer = signing && new WebhookSigner(signing.secrets ?? [signing.secret!], () => random.id('msg'));
+  const callbacks = new SimCallbacks(options.callbacks, options.callbackHeaders, undefined, signer);
   const users = new SimUsers(random);
   const routes = new SimRoutes(clock, options.quoteTtlSec);
   const transfers = new SimTransfers(clock, random, users, callbacks, options.autoAdvance);

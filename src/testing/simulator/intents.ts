@@ -2,7 +2,7 @@ import { hashMessage, recoverAddress } from 'viem';
 import { recoverAuthorizationAddress } from 'viem/utils';
 import { fromRawAmount } from '../../core/amounts.js';
 import { submittedSignatureProblems } from '../../onchain/canonical.js';
-import { DEFAULT_DELEGATES } from '../../onchain/constants.js';
+import { DEFAULT_DELEGATES, OWNER_NONCE_KEY } from '../../onchain/constants.js';
 import { sameAddress } from '../../onchain/hex.js';
 import type { BridgeRoute, BridgeTransfer } from '../../schemas/bridge.js';
 import type { Address, Hex } from '../../schemas/common.js';
@@ -86,9 +86,10 @@ export class SimIntents {
       fillDeadline: nowSec + 3 * 3600 + 900,
       authorizationNonce: delegated ? null : (user.authNonces.get(from.chainId) ?? 0),
       delegate: DEFAULT_DELEGATES[0]!,
-      // The sender's current EntryPoint nonce (key 0): the same until one of its operations executes.
-      nonceKey: 0n,
-      sequence: user.opNonces.get(`${from.chainId}:0`) ?? 0n,
+      // The sender's current EntryPoint nonce under the owner's key: the same until one of its
+      // operations executes.
+      nonceKey: OWNER_NONCE_KEY,
+      sequence: user.opNonces.get(`${from.chainId}:${OWNER_NONCE_KEY}`) ?? 0n,
     });
     const transferId = this.random.id('brt');
     const intentId = this.random.id('int');
