@@ -328,3 +328,37 @@ describe('architecture: each idea said once', () => {
     expect(spelled).toContain('src/schemas/states.ts');
   });
 });
+
+describe('architecture: one short data path (http/, auth/, resources/, core/)', () => {
+  const DATA_PATH = ['src/http', 'src/auth', 'src/resources', 'src/core'];
+  const files = DATA_PATH.flatMap((folder) => sourceFiles(folder));
+
+  it('http/ and auth/ together stay under 2,000 lines', () => {
+    const lines = sourceFiles('src/http')
+      .concat(sourceFiles('src/auth'))
+      .reduce((sum, file) => sum + readFileSync(file, 'utf8').split('\n').length - 1, 0);
+    expect(lines).toBeLessThan(2000);
+  });
+
+  it('no function, method or constructor there takes more than 4 positional parameters', () => {
+    const wide: string[] = [];
+    for (const file of files) {
+      const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+      const visit = (node: ts.Node) => {
+        if (ts.isFunctionLike(node) && node.parameters.length > 4) {
+          const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+          wide.push(`${file}:${line}: ${node.parameters.length} parameters`);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+    expect(wide).toEqual([]);
+  });
+
+  it('a call is one object: the per-attempt objects and the interfaces restating Transport are gone', () => {
+    const gone = /\b(Attempt|AttemptErrors|CallTransport|AttemptOwner|RequestHook|CallHook|CallContext|withRetries)\b/;
+    const left = sourceFiles('src').filter((file) => gone.test(readFileSync(file, 'utf8')));
+    expect(left).toEqual([]);
+  });
+});
