@@ -28,13 +28,15 @@ import { SigningTimes } from './flows/signing.js';
 import { IntentMemory } from './flows/submit.js';
 import { globalFetch } from './http/ky.js';
 import { Tracing } from './http/tracing.js';
-import { type FetchLike, Transport } from './http/transport.js';
-import { type Api, callEndpoint, ENDPOINTS } from './resources/endpoints.js';
-import { type ApiRequest, type ApiRequestInit, callAny } from './resources/request.js';
+import { Transport } from './http/transport.js';
+import type { FetchLike } from './http/types.js';
+import { type Api, ENDPOINTS } from './resources/endpoints.js';
+import { type ApiRequest, type ApiRequestInit, requestOf } from './resources/request.js';
+import { call } from './resources/resource.js';
 import type { Me, Scope } from './schemas/auth.js';
 
 export type { PartnerClientOptions, PartnerClientOverrides } from './client/options.js';
-export type { FetchLike } from './http/transport.js';
+export type { FetchLike } from './http/types.js';
 
 /**
  * The key under which `withOptions` hands its state to the client it constructs. Not exported and
@@ -148,7 +150,7 @@ export class PartnerClient {
           maxRetryAfterMs: config.retry?.maxRetryAfterMs ?? DEFAULTS.retry.maxRetryAfterMs,
         },
         secrets: shared.secrets,
-        wrapHook: tracing.wrap,
+        tracing,
       });
 
     let transport: Transport;
@@ -236,12 +238,7 @@ export class PartnerClient {
    * const { scopes } = await client.me();
    */
   me(options?: RequestOptions): ApiPromise<Me> {
-    return apiCall(
-      options,
-      'me',
-      async (checked, sink) =>
-        (await callEndpoint(this.#api, ENDPOINTS.me, undefined, checked, { sink })).data,
-    );
+    return call(this.#api, ENDPOINTS.me, undefined, options);
   }
 
   /**
@@ -258,8 +255,9 @@ export class PartnerClient {
    * const { data, requestId } = await client.request({ path: '/users/{userId}', params: { userId } }).withResponse();
    */
   request<T = unknown>(request: ApiRequest<T>, options?: RequestOptions): ApiPromise<T> {
-    return apiCall(options, 'PartnerClient.request', (checked, sink) =>
-      callAny(this.#api, request, checked, 'PartnerClient.request', sink),
+    const where = 'PartnerClient.request';
+    return apiCall(options, where, (checked, sink) =>
+      this.#api.transport.request(requestOf(request, where, sink), checked),
     );
   }
 
@@ -293,7 +291,10 @@ export class PartnerClient {
   ): ApiPromise<T> {
     const where = `PartnerClient.${method.toLowerCase()}`;
     return apiCall(options, where, (checked, sink) =>
-      callAny(this.#api, { ...readInit(where, request), method, path }, checked, where, sink),
+      this.#api.transport.request(
+        requestOf({ ...readInit(where, request), method, path }, where, sink),
+        checked,
+      ),
     );
   }
 

@@ -23,13 +23,14 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   resources: [...BELOW_RESOURCES],
   flows: [...BELOW_RESOURCES, 'resources', 'onchain'],
   client: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
-  // Side layers: the pure on-chain core, and the callback receiver (which reads bodies through http/).
+  // Side layers: the pure on-chain core, and the callback receiver (which reads bodies through core/body.ts).
   onchain: ['schemas', 'errors', 'core'],
-  callbacks: ['schemas', 'errors', 'core', 'http'],
+  callbacks: ['schemas', 'errors', 'core'],
   // The Redis stores implement auth's, callbacks' and the tracker's store contracts (tracker/store.ts), and nothing above them.
-  redis: ['schemas', 'errors', 'core', 'http', 'auth', 'callbacks', 'tracker'],
+  // Their bound in time is core's (core/time.ts): no store imports the HTTP layer for a timer.
+  redis: ['schemas', 'errors', 'core', 'auth', 'callbacks', 'tracker'],
   // The Postgres stores: the same, plus the tracker's store contract.
-  postgres: ['schemas', 'errors', 'core', 'http', 'auth', 'callbacks', 'tracker'],
+  postgres: ['schemas', 'errors', 'core', 'auth', 'callbacks', 'tracker'],
   // The transfer tracker: above the flows (it reads through a client's structural shape), below client.ts.
   tracker: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
   testing: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks', 'tracker'],
@@ -325,5 +326,39 @@ describe('architecture: each idea said once', () => {
       });
     expect(spelled.length).toBeLessThanOrEqual(2);
     expect(spelled).toContain('src/schemas/states.ts');
+  });
+});
+
+describe('architecture: one short data path (http/, auth/, resources/, core/)', () => {
+  const DATA_PATH = ['src/http', 'src/auth', 'src/resources', 'src/core'];
+  const files = DATA_PATH.flatMap((folder) => sourceFiles(folder));
+
+  it('http/ and auth/ together stay under 2,000 lines', () => {
+    const lines = sourceFiles('src/http')
+      .concat(sourceFiles('src/auth'))
+      .reduce((sum, file) => sum + readFileSync(file, 'utf8').split('\n').length - 1, 0);
+    expect(lines).toBeLessThan(2000);
+  });
+
+  it('no function, method or constructor there takes more than 4 positional parameters', () => {
+    const wide: string[] = [];
+    for (const file of files) {
+      const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+      const visit = (node: ts.Node) => {
+        if (ts.isFunctionLike(node) && node.parameters.length > 4) {
+          const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+          wide.push(`${file}:${line}: ${node.parameters.length} parameters`);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+    expect(wide).toEqual([]);
+  });
+
+  it('a call is one object: the per-attempt objects and the interfaces restating Transport are gone', () => {
+    const gone = /\b(Attempt|AttemptErrors|CallTransport|AttemptOwner|RequestHook|CallHook|CallContext|withRetries)\b/;
+    const left = sourceFiles('src').filter((file) => gone.test(readFileSync(file, 'utf8')));
+    expect(left).toEqual([]);
   });
 });

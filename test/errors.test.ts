@@ -1,9 +1,12 @@
+import { generatePrivateKey } from 'viem/accounts';
 import { describe, expect, it, vi } from 'vitest';
 import {
   ApiError,
   AuthenticationError,
   BadRequestError,
+  type BridgeSigner,
   ConflictError,
+  ConnectionError,
   InsufficientBalanceError,
   IntentNotFoundError,
   InternalServerError,
@@ -14,11 +17,17 @@ import {
   PermissionDeniedError,
   RateLimitError,
   ServiceUnavailableError,
+  SigningError,
+  SubmitOutcomeUnknownError,
+  signBridgeBatch,
   UserNotFoundError,
   ValidationFailedError,
   WalletNotLinkedError,
 } from '../src/index.js';
+import { validConstruct } from './helpers/batches.js';
+import { account, bridgeService } from './helpers/bridge-service.js';
 import { envelopeError, type Handler, json, makeClient, mockService } from './helpers/mock-fetch.js';
+import { freePort } from './helpers/spawn-server.js';
 
 function failWith(response: () => Response, scope = 'bridge:read') {
   const service = mockService({
@@ -269,6 +278,126 @@ describe('a 404 names the ids the call sent', () => {
   });
 });
 
+describe('a wrapping error says why: its message ends with the reason of its root cause', () => {
+  const key = generatePrivateKey();
+  /** A signer whose KMS refuses, quoting the key it was configured with, as a careless one might. */
+  const refusing = (address: string): BridgeSigner => ({
+    address,
+    signMessage: async () => {
+      throw Object.assign(new Error(`KMSAccessDenied: key ${key} is disabled\n    at kms.sign`), {
+        code: 'AccessDenied',
+      });
+    },
+    signAuthorization: (request) => account.signAuthorization(request),
+  });
+
+  it("bridge.execute with a throwing signer: the SigningError ends with the signer's reason, never its key", async () => {
+    const execute = makeClient(bridgeService()).bridge.execute({
+      userId: 'user-1',
+      routeId: 'base-usdc-to-bsc-usdc',
+      amount: '25.5',
+      signer: refusing(account.address),
+    });
+    const error = (await execute.catch((e: unknown) => e)) as SigningError;
+    expect(error).toBeInstanceOf(SigningError);
+    expect(error.message).toMatch(
+      /^The signer failed to sign the user operation: AccessDenied: KMSAccessDenied: key \[redacted\] is disabled$/,
+    );
+    // The chain stays: the signer's own error is the cause, as it threw it.
+    expect((error.cause as Error).message).toContain('KMSAccessDenied');
+  });
+
+  it('signBridgeBatch: no key in the message, JSON or stack, with or without 0x, and a long reason is capped', async () => {
+    const bare = key.slice(2);
+    for (const shown of [key, bare, `${'x'.repeat(500)} ${bare}`]) {
+      const signer: BridgeSigner = {
+        address: account.address,
+        signMessage: async () => {
+          throw new Error(`signing failed for ${shown}`);
+        },
+      };
+      const error = (await signBridgeBatch({
+        unverifiedBundle: validConstruct({ authorizationNonce: null }).bundle,
+        signer,
+      }).catch((e: unknown) => e)) as SigningError;
+      expect(error).toBeInstanceOf(SigningError);
+      expect(error.message).toMatch(/^The signer failed to sign the user operation: signing failed for /);
+      for (const text of [error.message, JSON.stringify(error), String(error.stack)])
+        expect(text.toLowerCase()).not.toContain(bare.toLowerCase());
+      expect(error.message.length).toBeLessThan(400);
+    }
+  });
+
+  it('a bearer token or a JWT a signer puts in its message is masked', async () => {
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwYXJ0bmVyIn0.c2lnbmF0dXJlLXZhbHVl';
+    const signer: BridgeSigner = {
+      address: account.address,
+      signMessage: async () => {
+        throw new TypeError(`KMS said 401 to Bearer abc.def-ghi and to ${jwt}`);
+      },
+    };
+    const error = (await signBridgeBatch({
+      unverifiedBundle: validConstruct({ authorizationNonce: null }).bundle,
+      signer,
+    }).catch((e: unknown) => e)) as SigningError;
+    expect(error.message).toMatch(/: TypeError: KMS said 401 to Bearer \[redacted\] and to \[redacted\]$/);
+    expect(error.message).not.toContain('abc.def-ghi');
+    expect(error.message).not.toContain(jwt);
+  });
+
+  it('a connection refused: the ConnectionError names ECONNREFUSED and where, never the credential', async () => {
+    const port = await freePort();
+    const clientSecret = 'a-secret-of-the-client-0123';
+    const client = new PartnerClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      clientId: 'c',
+      clientSecret,
+      maxRetries: 0,
+    });
+    const error = (await client.bridge.routes().catch((e: unknown) => e)) as ConnectionError;
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error.message).toMatch(
+      new RegExp(
+        `^Connection error on POST /auth/token: ECONNREFUSED: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}$`,
+      ),
+    );
+    expect(JSON.stringify(error)).not.toContain(clientSecret);
+  });
+
+  it('through a chain: the submit whose connection broke says why once, and each cause is kept', async () => {
+    const service = mockService({
+      routes: {
+        'POST /bridge/transaction/batch/send': () => {
+          throw new TypeError('socket hang up');
+        },
+      },
+    });
+    const error = (await makeClient(service, { maxRetries: 0 })
+      .bridge.send({ userId: 'user-1', intentId: 'int_1', signature: `0xff00${'11'.repeat(64)}1b` })
+      .catch((e: unknown) => e)) as SubmitOutcomeUnknownError;
+    expect(error).toBeInstanceOf(SubmitOutcomeUnknownError);
+    expect(error.message).toBe(
+      'The outcome of submitting intent int_1 is unknown; check transfer (unknown) before rebuilding: TypeError: socket hang up',
+    );
+    const connection = error.cause as ConnectionError;
+    expect(connection).toBeInstanceOf(ConnectionError);
+    expect(connection.message).toBe(
+      'Connection error on POST /bridge/transaction/batch/send: TypeError: socket hang up',
+    );
+    expect(connection.cause).toMatchObject({ name: 'TypeError', message: 'socket hang up' });
+  });
+
+  it('a message that already ends with the reason does not say it twice', () => {
+    const cause = new Error('HSM offline');
+    expect(new SigningError({ message: 'the signer failed: HSM offline', cause }).message).toBe(
+      'the signer failed: HSM offline',
+    );
+    expect(new SigningError({ message: 'the signer failed', cause }).message).toBe(
+      'the signer failed: HSM offline',
+    );
+  });
+});
+
 describe('a very short secret is masked only as a whole token', () => {
   const shortSecret = (routes: Record<string, Handler>, fetch?: typeof globalThis.fetch) => {
     const service = mockService({ routes });
@@ -291,5 +420,20 @@ describe('a very short secret is masked only as a whole token', () => {
     expect(error.message).toBe(
       'GET /bridge/routes: bad port for client_secret=[redacted] ([redacted]), body client_secret%3D[redacted]%26x [INTERNAL]',
     );
+  });
+
+  it('a connection error whose cause says `bad port`: kept in the message, the secret masked', async () => {
+    const service = mockService();
+    const fetch = async (input: Request | URL | string, init?: RequestInit) => {
+      const request = new Request(input, init);
+      if (request.url.endsWith('/bridge/routes')) throw new TypeError('bad port: b');
+      return service.fetch(request);
+    };
+    const error = (await shortSecret({}, fetch)
+      .bridge.routes()
+      .catch((e: unknown) => e)) as ConnectionError;
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error.message).toBe('Connection error on GET /bridge/routes: TypeError: bad port: [redacted]');
+    expect((error.cause as Error).message).toBe('bad port: [redacted]');
   });
 });

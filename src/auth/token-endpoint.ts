@@ -1,13 +1,11 @@
+import type * as z from 'zod';
 import { ResponseValidationError } from '../errors/client-errors.js';
-import { apiErrorFromResponse } from '../errors/from-response.js';
 import { oauthErrorFor } from '../errors/oauth.js';
-import { Deadline } from '../http/abort.js';
-import { AttemptErrors } from '../http/attempt.js';
-import { parseJson, type Transport } from '../http/transport.js';
-import type { RawResponse } from '../http/types.js';
+import { Call } from '../http/call.js';
+import type { Transport } from '../http/transport.js';
+import { parseJson, type RawResponse } from '../http/types.js';
 import { tokenResponseSchema } from '../schemas/auth.js';
 import { oauthErrorBodySchema } from '../schemas/errors.js';
-import { toIssues } from '../schemas/issues.js';
 import type { StoredToken } from './token-store.js';
 
 export const TOKEN_PATH = '/auth/token';
@@ -15,6 +13,8 @@ export const TOKEN_PATH = '/auth/token';
 const MAX_TRUSTED_LIFETIME_SEC = 86_400;
 /** The specification's default when a token response carries no `expires_in`. */
 const DEFAULT_EXPIRES_IN_SEC = 3600;
+
+type TokenResponse = z.output<typeof tokenResponseSchema>;
 
 export interface ClientCredentials {
   clientId: string;
@@ -77,73 +77,54 @@ export async function fetchToken(
     form.set('client_secret', credentials.clientSecret);
   }
   if (credentials.scope) form.set('scope', credentials.scope);
-  const request = { method: 'POST', path: TOKEN_PATH, headers, body: form.toString() } as const;
+  const call = new Call<TokenResponse>(
+    transport,
+    {
+      method: 'POST',
+      path: TOKEN_PATH,
+      headers,
+      body: form.toString(),
+      scopes: [],
+      schema: tokenResponseSchema,
+    },
+    { signal },
+  );
 
   // The validity counts from before the request: the token may have been issued at its start.
   const issuedAt = now();
-  const timeoutMs = transport.timeoutMs(undefined);
-  const errors = new AttemptErrors('POST', TOKEN_PATH, timeoutMs, signal);
-  const deadline = new Deadline(timeoutMs, signal, errors, { unref: true });
+  const deadline = call.begin({ unref: true });
   let response: RawResponse;
   try {
-    response = await transport.exchange(request, 1, undefined, TOKEN_PATH, deadline);
+    response = await call.send();
   } finally {
     deadline.clear();
   }
-  const json = parseJson(response.text);
-  if (response.status >= 200 && response.status < 300) {
-    if (!json.ok) {
-      throw new ResponseValidationError({
-        method: 'POST',
-        path: TOKEN_PATH,
-        status: response.status,
-        issues: [{ path: '', message: 'the body is not JSON' }],
-      });
-    }
-    const parsed = tokenResponseSchema.safeParse(json.value);
-    if (!parsed.success) {
-      throw new ResponseValidationError({
-        method: 'POST',
-        path: TOKEN_PATH,
-        status: response.status,
-        issues: toIssues(parsed.error),
-      });
-    }
-    // `expires_in` is authoritative: a short one costs a token request per call, never a token
-    // presented after the service said it died. Trusting less than a huge one only costs an
-    // earlier refresh; trusting it would put an expiry past what dates and stores hold (1e308 s is
-    // Infinity in milliseconds).
-    const expiresIn = Math.min(parsed.data.expires_in ?? DEFAULT_EXPIRES_IN_SEC, MAX_TRUSTED_LIFETIME_SEC);
-    const scope = parsed.data.scope ?? credentials.scope ?? '';
-    return {
-      accessToken: parsed.data.access_token,
-      issuedAt,
-      expiresAt: issuedAt + expiresIn * 1000,
-      scopes: scope.split(' ').filter(Boolean),
-    };
-  }
-  const redact = transport.redaction(request);
-  const value = json.ok ? (json.value as Record<string, unknown> | null) : undefined;
   // The OAuth shape is the endpoint's answer to a bad request or credential (400, 401); a 429 or
   // 5xx is an outage, typed by status so that it is retried, whatever its body says.
-  const refused = response.status === 400 || response.status === 401;
-  const oauth = refused ? oauthErrorBodySchema.safeParse(value) : undefined;
-  if (oauth?.success) {
-    const { error, error_description: description } = oauth.data;
-    throw oauthErrorFor(
-      response.status,
-      redact(error),
-      description === undefined ? undefined : redact(description),
-    );
+  if (response.status === 400 || response.status === 401) {
+    const json = parseJson(response.text);
+    const oauth = oauthErrorBodySchema.safeParse(json.ok ? json.value : undefined);
+    if (oauth.success) {
+      const redact = call.redaction();
+      const { error, error_description: description } = oauth.data;
+      throw oauthErrorFor(
+        response.status,
+        redact(error),
+        description === undefined ? undefined : redact(description),
+      );
+    }
   }
-  throw apiErrorFromResponse({
-    status: response.status,
-    method: 'POST',
-    path: TOKEN_PATH,
-    headers: response.headers,
-    body: value,
-    requiredScopes: [],
-    grantedScopes: undefined,
-    redact,
-  });
+  const answer = await call.settle(response);
+  // `expires_in` is authoritative: a short one costs a token request per call, never a token
+  // presented after the service said it died. Trusting less than a huge one only costs an
+  // earlier refresh; trusting it would put an expiry past what dates and stores hold (1e308 s is
+  // Infinity in milliseconds).
+  const expiresIn = Math.min(answer.expires_in ?? DEFAULT_EXPIRES_IN_SEC, MAX_TRUSTED_LIFETIME_SEC);
+  const scope = answer.scope ?? credentials.scope ?? '';
+  return {
+    accessToken: answer.access_token,
+    issuedAt,
+    expiresAt: issuedAt + expiresIn * 1000,
+    scopes: scope.split(' ').filter(Boolean),
+  };
 }

@@ -1,8 +1,8 @@
 import type { TokenEvent } from '../core/events.js';
+import { Deadline, sleep } from '../core/time.js';
 import { type PartnerError, withRetryAfter } from '../errors/base.js';
 import { AbortError } from '../errors/client-errors.js';
 import { InvalidClientError } from '../errors/oauth.js';
-import { Deadline, sleep } from '../http/abort.js';
 import type { SpanRunner } from '../http/tracing.js';
 import { ACCESS_TOKEN_PATTERN, MAX_ACCESS_TOKEN_LENGTH } from '../schemas/auth.js';
 import { tokenExpiredOnArrival } from './token-endpoint.js';

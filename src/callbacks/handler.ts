@@ -1,11 +1,11 @@
 import { readArgs } from '../core/args.js';
+import { type BodyErrors, type BodyLimits, readRequestText } from '../core/body.js';
 import {
   CallbackBusyError,
   CallbackListenerError,
   CallbackParseError,
   CallbackTimeoutError,
 } from '../errors/callback-errors.js';
-import { type BodyErrors, type BodyLimits, readRequestText } from '../http/body.js';
 import type { CallbackRequest, Dispatch, DispatchOutcome, RejectedDelivery } from './outcomes.js';
 
 /**

@@ -1,8 +1,8 @@
 import { EventEmitter } from '../core/emitter.js';
 import { quiet } from '../core/isolate.js';
 import { PREFIX } from '../core/logger.js';
+import { settleWithin } from '../core/time.js';
 import { CallbackTimeoutError, type CallbackTimeoutStage } from '../errors/callback-errors.js';
-import { settleWithin } from '../http/abort.js';
 import type { CallbackRouterEvents } from './events.js';
 import type { RejectedDelivery } from './outcomes.js';
 

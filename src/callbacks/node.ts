@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { readArgs } from '../core/args.js';
-import { type BodyErrors, type BodyLimits, decodeText, readNodeBytes, withinBytes } from '../http/body.js';
+import { type BodyErrors, type BodyLimits, decodeText, readNodeBytes, withinBytes } from '../core/body.js';
 import { type Delivery, type DeliveryAnswer, type DeliveryHandler, internalError } from './handler.js';
 
 /** A node:http request, with the body Express's `raw()`, `text()` or `json()` may have read already. */

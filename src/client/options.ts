@@ -24,7 +24,7 @@ import type { Logger, LogLevel } from '../core/logger.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import type { RetryOptions } from '../http/retry.js';
 import type { TracerProviderLike, TracingOption } from '../http/tracing.js';
-import type { FetchLike } from '../http/transport.js';
+import type { FetchLike } from '../http/types.js';
 import type { Scope } from '../schemas/auth.js';
 
 /**

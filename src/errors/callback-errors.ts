@@ -58,7 +58,8 @@ export class CallbackTimeoutError extends PartnerError {
  * A listener threw or rejected for a dispatched callback (or, with `kind` `unknown`, for a body
  * that is not a bridge transfer), so its state was not recorded and the delivery was answered
  * 500: the service delivers it again and the listeners run again. Each listener's own error was
- * reported on `error` first; this one carries them as `causes`.
+ * reported on `error` first; this one carries them as `causes`, the first of them also as `cause`
+ * (its reason ends the message).
  *
  * @example
  * router.on('error', (e) => {
@@ -78,7 +79,11 @@ export class CallbackListenerError extends PartnerError {
       init.transferId === undefined
         ? 'a body that is not a bridge transfer'
         : `${init.kind} of ${init.transferId}`;
-    super(`${init.causes.length} listener(s) failed for ${what}; not recorded`);
+    // The first failure is the `cause`, so that the message ends with why it failed.
+    super(
+      `${init.causes.length} listener(s) failed for ${what}; not recorded`,
+      init.causes.length > 0 ? { cause: init.causes[0] } : undefined,
+    );
     this.transferId = init.transferId;
     this.kind = init.kind;
     this.causes = init.causes;

@@ -22,9 +22,11 @@ export class ArgumentError extends PartnerError {
 }
 
 /**
- * The service could not be reached, or the connection broke before a full answer arrived.
- * The transport error is kept in `cause`; the message stays generic so that no host name or
- * header leaks into logs.
+ * The service could not be reached, or the connection broke before a full answer arrived. The
+ * message ends with the network's reason (`Connection error on GET /bridge/routes: ECONNREFUSED:
+ * connect ECONNREFUSED 127.0.0.1:4010`); `cause` is a copy of what the network layer or a custom
+ * `fetch` threw (name, message, `code`, their causes), with the client's secret and tokens masked,
+ * never the request or its headers.
  *
  * @example
  * catch (e) { if (e instanceof ConnectionError) log.warn(`${e.method} ${e.path} unreachable`, e.cause); }

@@ -120,3 +120,23 @@ export function safeCause(error: unknown, redact: Redact, depth = 0): Error | un
     return new Error('unreadable cause');
   }
 }
+
+/** How long a foreign error's reason may be in a message: a first line, not a dump. */
+export const MAX_REASON_LENGTH = 200;
+
+/**
+ * What an error message of code the SDK does not own (a signer, a driver, a runtime) may show of its
+ * text, whose content nobody checked: the first line, with what could be a key or a credential
+ * masked (a run of 40 or more hex digits, a `Bearer`/`Basic` credential, a JWT) and a double-quoted
+ * excerpt (how `JSON.parse` and many libraries quote the input they refused) shown as `"…"`, then
+ * capped at {@link MAX_REASON_LENGTH}. Masked before it is cut, so a cut never leaves part of a key.
+ */
+export function scrubForeign(text: string, max = MAX_REASON_LENGTH): string {
+  const line = (text.split(/\r\n|\r|\n/, 1)[0] ?? '')
+    .replace(/(?:0x)?[0-9a-fA-F]{40,}/g, REDACTED)
+    .replace(/\b(Bearer|Basic)\s+[^\s,;'"()]+/gi, `$1 ${REDACTED}`)
+    .replace(/\beyJ[\w-]*\.[\w-]+(?:\.[\w-]*)?/g, REDACTED)
+    .replace(/"[^"]*"/g, '"…"')
+    .trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}

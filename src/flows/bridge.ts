@@ -5,20 +5,22 @@ import { IntentNotFoundError } from '../errors/api-error.js';
 import { untraced } from '../http/tracing.js';
 import { refuseNonCanonical } from '../onchain/canonical.js';
 import type { Api } from '../resources/endpoints.js';
-import { callEndpoint, ENDPOINTS } from '../resources/endpoints.js';
+import { ENDPOINTS, send } from '../resources/endpoints.js';
 import type {
   BridgeConstructParams,
   BridgeFeeEstimateParams,
   BridgeQuoteParams,
   BridgeSendParams,
+  ConstructArgs,
 } from '../resources/params.js';
-import { call, endpointArgs, endpointData, Resource } from '../resources/resource.js';
+import { call, checkArgs, Resource } from '../resources/resource.js';
 import type {
   BridgeConstructResult,
   BridgeFeeEstimate,
   BridgeQuote,
   BridgeRoute,
   BridgeSendResult,
+  BridgeTransfer,
 } from '../schemas/bridge.js';
 import { type BridgeExecuteParams, type BridgeExecuteResult, executeBridge } from './execute.js';
 import { SigningTimes } from './signing.js';
@@ -107,18 +109,17 @@ export class Bridge extends Resource {
    */
   construct(params: BridgeConstructParams, options?: RequestOptions): ApiPromise<BridgeConstructResult> {
     return apiCall(options, ENDPOINTS.construct.name, (checked, sink) =>
-      this.#construct(params, checked, sink),
+      this.#construct(checkArgs(ENDPOINTS.construct, params), checked, sink),
     );
   }
 
-  /** Builds a batch and remembers it, so that an unclear submit of it can be looked up. */
+  /** Builds a batch from checked arguments and remembers it, so that an unclear submit of it can be looked up. */
   async #construct(
-    params: unknown,
+    args: ConstructArgs,
     options: RequestOptions | undefined,
     sink: ResponseSink | undefined,
   ): Promise<BridgeConstructResult> {
-    const args = endpointArgs(ENDPOINTS.construct, params);
-    const { data } = await callEndpoint(this.api, ENDPOINTS.construct, args, options, { sink });
+    const data = await send(this.api, ENDPOINTS.construct, args, { options, sink });
     this.#intents.remember(data.intentId, {
       userId: args.userId,
       transferId: data.transferId,
@@ -151,7 +152,7 @@ export class Bridge extends Resource {
     options: RequestOptions | undefined,
     parent: ResponseSink | undefined,
   ): Promise<BridgeSendResult> {
-    const args = endpointArgs(ENDPOINTS.send, params);
+    const args = checkArgs(ENDPOINTS.send, params);
     refuseNonCanonical(args);
     const mine = () => {
       const known = this.#intents.get(args.intentId);
@@ -175,7 +176,7 @@ export class Bridge extends Resource {
       const onSent = () => {
         sent = true;
       };
-      result = (await callEndpoint(this.api, ENDPOINTS.send, args, options, { sink, onSent })).data;
+      result = await send(this.api, ENDPOINTS.send, args, { options, sink, onSent });
       // An answer naming another transfer or hash than the batch sent says nothing of this one.
       const known = mine();
       if (known) refuseOtherSubmit(result, known, answer.response?.status ?? 200);
@@ -186,8 +187,7 @@ export class Bridge extends Resource {
         args.intentId,
         mine(),
         error,
-        (userId, transferId, readOptions) =>
-          endpointData(this.api, ENDPOINTS.transfer, { userId, transferId }, readOptions, { sink }),
+        (userId, transferId, readOptions) => this.#transfer({ userId, transferId }, readOptions, sink),
         options,
       );
     }
@@ -228,10 +228,10 @@ export class Bridge extends Resource {
         executeBridge(
           {
             route: (routeId, routeOptions) => this.#route(routeId, routeOptions, sink),
-            construct: (construct, constructOptions) => this.#construct(construct, constructOptions, sink),
-            send: (send, sendOptions) => this.#send(send, sendOptions, sink),
+            construct: (args, constructOptions) => this.#construct(args, constructOptions, sink),
+            send: (signed, sendOptions) => this.#send(signed, sendOptions, sink),
             transfer: (userId, transferId, readOptions) =>
-              endpointData(this.api, ENDPOINTS.transfer, { userId, transferId }, readOptions, { sink }),
+              this.#transfer({ userId, transferId }, readOptions, sink),
             signingTimes: this.#signingTimes,
             span,
             ...(this.api.report ? { report: this.api.report } : {}),
@@ -241,6 +241,18 @@ export class Bridge extends Resource {
         ),
       ),
     );
+  }
+
+  /**
+   * A transfer read with ids the service gave (a construct's answer): checked as a method's
+   * arguments would be, before they go into a path. Async, so that a refusal rejects.
+   */
+  async #transfer(
+    ids: { userId: string; transferId: string },
+    options: RequestOptions | undefined,
+    sink: ResponseSink,
+  ): Promise<BridgeTransfer> {
+    return send(this.api, ENDPOINTS.transfer, checkArgs(ENDPOINTS.transfer, ids), { options, sink });
   }
 
   /** A route by id from a routes read at most a minute old; read again once if it is not there. */
@@ -255,7 +267,7 @@ export class Bridge extends Resource {
       const found = (await cached.routes.catch(() => [])).find((route) => route.routeId === routeId);
       if (found) return found;
     }
-    const routes = endpointData(this.api, ENDPOINTS.routes, undefined, options, { sink });
+    const routes = send(this.api, ENDPOINTS.routes, undefined, { options, sink });
     this.#routes = { at: Date.now(), routes };
     routes.catch(() => {
       if (this.#routes?.routes === routes) this.#routes = undefined;

@@ -1,7 +1,8 @@
 // A rebuilt batch against the baseline: pinned facts, tolerances, and a person's consent in time.
+
+import { Deadline } from '../core/time.js';
 import { BatchVerificationError } from '../errors/bridge-errors.js';
 import { AbortError } from '../errors/client-errors.js';
-import { Deadline } from '../http/abort.js';
 import {
   outsideTolerance,
   pinnedDifferences,

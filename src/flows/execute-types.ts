@@ -6,7 +6,7 @@ import type { SpanRunner } from '../http/tracing.js';
 import type { QuoteChange } from '../onchain/quote-change.js';
 import type { SignedBridgeBatch } from '../onchain/sign.js';
 import type { BridgeBatchSummary } from '../onchain/verify.js';
-import type { constructArgs } from '../resources/params.js';
+import type { ConstructArgs } from '../resources/params.js';
 import type { BridgeConstructResult, BridgeQuote, BridgeRoute, BridgeTransfer } from '../schemas/bridge.js';
 import type { Hex } from '../schemas/common.js';
 import type { RequoteReason } from './requote-errors.js';
@@ -36,10 +36,8 @@ export interface BridgeExecuteResult {
 /** What `executeBridge` calls: the client's endpoints, spans and reports. */
 export interface ExecuteSteps {
   route(routeId: string, options: RequestOptions | undefined): Promise<BridgeRoute | undefined>;
-  construct(
-    params: Parameters<typeof constructArgs.parse>[0],
-    options: RequestOptions | undefined,
-  ): Promise<BridgeConstructResult>;
+  /** Constructs from the arguments `execute` checked: they are not checked again at each build. */
+  construct(args: ConstructArgs, options: RequestOptions | undefined): Promise<BridgeConstructResult>;
   send(
     params: { userId: string; intentId: string } & SignedBridgeBatch,
     options: RequestOptions | undefined,

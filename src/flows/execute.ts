@@ -108,9 +108,9 @@ export async function executeBridge(
   report({ step: 'route', route });
   return runBuilds({
     steps,
-    userId: args.userId,
-    request,
-    amount: args.maxAmount === true ? undefined : (request.amount ?? undefined),
+    args,
+    // The amount as checked, the exact literal that is sent: the verifier holds the quote to it.
+    amount: args.amount?.literal,
     route,
     wallet,
     signer: signer!,

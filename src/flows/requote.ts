@@ -1,14 +1,13 @@
 // The builds of one `bridge.execute`: construct → verify → compare to the baseline → sign in time →
 // send, and again (within `requote`) when the quote could not be signed in time.
-import type { AmountInput } from '../core/amounts.js';
 import { toRawAmount } from '../core/amounts.js';
 import { DEFAULTS } from '../core/defaults.js';
 import type { RequestOptions } from '../core/request-options.js';
+import { sleep } from '../core/time.js';
 import type { ExecuteTracker } from '../core/tracking.js';
 import { IntentNotFoundError, ServiceUnavailableError } from '../errors/api-error.js';
 import { BatchVerificationError, SubmitOutcomeUnknownError } from '../errors/bridge-errors.js';
 import { AbortError } from '../errors/client-errors.js';
-import { sleep } from '../http/abort.js';
 import type { SpanRunner } from '../http/tracing.js';
 import { quantity, sameAddress } from '../onchain/hex.js';
 import type { BridgeSigner } from '../onchain/sign.js';
@@ -17,7 +16,7 @@ import {
   type VerifyBridgeBatchOptions,
   verifyBridgeBatch,
 } from '../onchain/verify.js';
-import type { BridgeConstructParams } from '../resources/params.js';
+import type { ConstructArgs } from '../resources/params.js';
 import type { BridgeConstructResult, BridgeRoute } from '../schemas/bridge.js';
 import { agreeWithBaseline, type Baseline } from './consent.js';
 import type { ExecutePolicy } from './execute-options.js';
@@ -37,10 +36,10 @@ import { withSubmitIds } from './submit.js';
 /** Everything one `execute` call decided before its first construct. */
 export interface ExecuteRun {
   steps: ExecuteSteps;
-  userId: string;
-  request: BridgeConstructParams;
-  /** The amount asked for; undefined for a `maxAmount` construct. */
-  amount: AmountInput | undefined;
+  /** The construct arguments as `execute` checked them, sent as they are at each build. */
+  args: ConstructArgs;
+  /** The amount asked for, as checked; undefined for a `maxAmount` construct. */
+  amount: string | undefined;
   route: BridgeRoute;
   wallet: string;
   signer: BridgeSigner;
@@ -118,7 +117,7 @@ async function buildOnce(
   const { steps, options, policy } = run;
   let construct: BridgeConstructResult;
   try {
-    construct = await steps.construct(run.request, options);
+    construct = await steps.construct(run.args, options);
   } catch (error) {
     // The service's "not now" (a quote too short to sign, a fee above its ceiling), after any
     // retries of the transport: nothing was built.
@@ -126,7 +125,7 @@ async function buildOnce(
       return { rebuild: 'service-503', error, ...retryAfter(error.retryAfterMs) };
     throw error;
   }
-  await trackBeforeSigning(run.tracker, run.userId, construct);
+  await trackBeforeSigning(run.tracker, run.args.userId, construct);
   run.report({ step: 'constructed', construct });
   const intent: BuiltIntent = {
     intentId: construct.intentId,
@@ -185,7 +184,8 @@ async function send(
     ? Omit<P & object, 'userId' | 'intentId'>
     : never,
 ): Promise<Build> {
-  const { steps, options, userId } = run;
+  const { steps, options } = run;
+  const { userId } = run.args;
   let sent: { transferId: string; userOpHash: `0x${string}` };
   try {
     sent = await steps.send({ userId, intentId: intent.intentId, ...signed }, options);

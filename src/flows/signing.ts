@@ -1,8 +1,8 @@
 // Signing within the quote's life: the learned signing times of a client, and one bounded signing.
 import { DEFAULTS } from '../core/defaults.js';
 import type { RequestOptions } from '../core/request-options.js';
+import { Deadline } from '../core/time.js';
 import { AbortError, TimeoutError } from '../errors/client-errors.js';
-import { Deadline } from '../http/abort.js';
 import {
   type BridgeSigner,
   type SignedBridgeBatch,

@@ -1,4 +1,5 @@
 import type { RequestOptions } from '../core/request-options.js';
+import { sleep } from '../core/time.js';
 import {
   ApiError,
   AuthenticationError,
@@ -13,7 +14,6 @@ import {
   ResponseValidationError,
   TimeoutError,
 } from '../errors/client-errors.js';
-import { sleep } from '../http/abort.js';
 import { isRetryable } from '../http/retry.js';
 import { ENDPOINTS } from '../resources/endpoints.js';
 import type { BridgeSendResult, BridgeTransfer } from '../schemas/bridge.js';

@@ -4,14 +4,14 @@ import { PREFIX } from '../core/logger.js';
 import { Page, PagePromise } from '../core/pagination.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { ResponseValidationError } from '../errors/client-errors.js';
-import { callEndpoint, ENDPOINTS } from '../resources/endpoints.js';
+import { ENDPOINTS, send } from '../resources/endpoints.js';
 import {
   type TransferGetParams,
   type TransferListParams,
   waitArgs,
   waitOptionsSchema,
 } from '../resources/params.js';
-import { call, endpointArgs, endpointData, Resource } from '../resources/resource.js';
+import { call, checkArgs, Resource } from '../resources/resource.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
 import { pollTransfer, type WaitOptions, type WaitParams } from './wait.js';
 
@@ -44,7 +44,7 @@ export class Transfers extends Resource {
     let problem: unknown;
     try {
       read = {
-        args: endpointArgs(ENDPOINTS.transfers, params),
+        args: checkArgs(ENDPOINTS.transfers, params),
         checked: parseOptions(requestOptionsSchema, options, where),
       };
     } catch (error) {
@@ -57,12 +57,11 @@ export class Transfers extends Resource {
       let pageSink: ResponseSink | undefined = sink;
       const seen = new Set<string>();
       const fetchPage = async (cursor: string | undefined): Promise<Page<BridgeTransfer>> => {
-        const { items, nextCursor } = await callEndpoint(
+        const { items, nextCursor } = await send(
           this.api,
           ENDPOINTS.transfers,
           cursor === undefined ? args : { ...args, cursor },
-          checked,
-          { sink: pageSink },
+          { options: checked, sink: pageSink },
         );
         pageSink = undefined;
         // A cursor seen before would make `for await` loop forever.
@@ -125,10 +124,11 @@ export class Transfers extends Resource {
           ...(headers ? { headers } : {}),
           ...(fetchOptions ? { fetchOptions } : {}),
         };
+        // Checked by the wait's own arguments: each read hands them on as they are.
         const ids = { userId: args.userId, transferId: args.transferId };
         return pollTransfer(
           (readOptions) =>
-            endpointData(this.api, ENDPOINTS.transfer, ids, { ...passOn, ...readOptions }, { sink }),
+            send(this.api, ENDPOINTS.transfer, ids, { options: { ...passOn, ...readOptions }, sink }),
           args,
           checked,
         );

@@ -1,7 +1,7 @@
 import { DEFAULTS, withDefaults } from '../core/defaults.js';
 import type { RequestOptions } from '../core/request-options.js';
+import { Deadline, sleep } from '../core/time.js';
 import { AbortError, TimeoutError } from '../errors/client-errors.js';
-import { Deadline, sleep } from '../http/abort.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
 import { FINAL_STATES, type KnownTransferStatus, stateRank, type TransferStatus } from '../schemas/states.js';
 import { isAnswerMismatch } from './submit.js';

@@ -7,8 +7,8 @@
  */
 
 import type { KyInstance } from 'ky';
+import type { Deadline } from '../core/time.js';
 import { isPartnerError } from '../errors/base.js';
-import type { Deadline } from './abort.js';
 import type { FetchLike } from './types.js';
 
 /** Loaded on the first request, not at import: a client that is made and never used costs nothing. */
@@ -20,9 +20,9 @@ function loadKy(): Promise<typeof import('ky')> {
 }
 
 /**
- * The option that carries an attempt to the adapter. ky hands fetch every option it does not know
- * (the way a `dispatcher` reaches it), so one adapter serves every call and an attempt brings no
- * function of its own.
+ * The option that carries the call (its current attempt) to the adapter. ky hands fetch every
+ * option it does not know (the way a `dispatcher` reaches it), so one adapter serves every call
+ * and a call brings no function of its own.
  */
 export const ATTEMPT = 'partnerAttempt';
 
@@ -78,7 +78,7 @@ export function isResponse(value: unknown): value is Response {
   );
 }
 
-/** What the adapter of one attempt needs besides the `Request` ky built. */
+/** What the adapter needs of a call's attempt besides the `Request` ky built (a `Call` is one). */
 export interface AdapterInput {
   fetch: FetchLike;
   /** The client's `fetchOptions` under the call's: merged under the SDK's own fields. */

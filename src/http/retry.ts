@@ -1,7 +1,7 @@
+import { sleep } from '../core/time.js';
 import { ApiError, RateLimitError, ServiceUnavailableError } from '../errors/api-error.js';
 import { isPartnerError } from '../errors/base.js';
 import { AbortError, ConnectionError, TimeoutError } from '../errors/client-errors.js';
-import { sleep } from './abort.js';
 
 /** How the SDK retries. Every field is optional; the defaults suit most partners. */
 export interface RetryOptions {
@@ -72,60 +72,51 @@ function retryAfterOf(error: unknown): number | undefined {
     : undefined;
 }
 
-export interface RetryHooks {
-  signal: AbortSignal | undefined;
-  /** Whether this call may be attempted again at all (a submit may not). */
-  retryable: boolean;
-  /** False: repeated only after failures where the service cannot have acted (`isRetryableUnacted`). */
-  idempotent?: boolean;
-  onRetry: (error: unknown, attempt: number, delayMs: number) => void;
+/**
+ * After which failures work may be done again: `any` retryable one (a read), only those where the
+ * service `unacted` (a write that may act twice), or `never` (a submit).
+ */
+export type RetryRule = 'any' | 'unacted' | 'never';
+
+/** What `retry` repeats work for (a data call is one): its policy, its caller's signal, and who hears of a retry. */
+export interface Retried {
+  readonly policy: RetryPolicy;
+  readonly signal: AbortSignal | undefined;
+  /** A retry is about to wait `delayMs` after `error` of attempt `attempt` (the client's `retry` event). */
+  retrying(error: unknown, attempt: number, delayMs: number): void;
 }
 
 /**
- * Runs `attempt` with the one retry layer of the SDK: exponential backoff with jitter, `Retry-After`
- * honoured (capped), a bound on count and on total time, and the caller's signal stopping the waits.
+ * Runs `attempt` with the one retry layer of the SDK, p-retry: exponential backoff with jitter,
+ * `Retry-After` honoured (capped), a bound on count and on total time, the caller's signal stopping
+ * the waits, and the number of attempts made on the error that ends it. Most calls succeed at once:
+ * the first attempt runs without p-retry, which is loaded and given that failure to start from only
+ * when there is one.
+ *
+ * @example
+ * const token = await retry(call, () => lease(call.begin()));
  */
-export function withRetries<T>(
-  policy: RetryPolicy,
-  hooks: RetryHooks,
-  attempt: (attemptNumber: number) => Promise<T>,
-): Promise<T> {
-  if (hooks.signal?.aborted) return Promise.reject(new AbortError({ cause: hooks.signal.reason }));
-  // Most calls succeed at once: the first attempt runs without p-retry's bookkeeping, and without
-  // a frame of this layer's held for each call in flight. After a failure `retried` takes over.
-  let first: Promise<T>;
-  try {
-    first = attempt(1);
-  } catch (error) {
-    first = Promise.reject(error);
-  }
-  return first.catch((error: unknown) => retried(policy, hooks, attempt, error));
-}
-
-/**
- * After a failed first attempt: the failure as it is when it is not to be retried, else p-retry,
- * its first attempt replaying that failure, so that every wait and decision is still p-retry's.
- * A data call comes here itself once its first attempt failed (`Transport.retried`).
- */
-export async function retried<T>(
-  policy: RetryPolicy,
-  hooks: RetryHooks,
-  attempt: (attemptNumber: number) => Promise<T>,
-  first: unknown,
-): Promise<T> {
-  const abortError = () => new AbortError({ cause: hooks.signal?.reason });
-  const retryableError = hooks.idempotent === false ? isRetryableUnacted : isRetryable;
+export async function retry<T>(on: Retried, attempt: () => Promise<T>, rule: RetryRule = 'any'): Promise<T> {
+  const { policy, signal } = on;
+  const abortError = () => new AbortError({ cause: signal?.reason });
+  if (signal?.aborted) throw abortError();
+  const retryableError = rule === 'unacted' ? isRetryableUnacted : isRetryable;
   let made = 1;
-  const counted = (attemptNumber: number) => {
-    made = attemptNumber;
-    return attempt(attemptNumber);
-  };
   try {
-    if (!hooks.retryable || policy.retries === 0 || !retryableError(first)) throw first;
+    let first: unknown;
+    try {
+      return await attempt();
+    } catch (error) {
+      first = error;
+    }
+    if (rule === 'never' || policy.retries === 0 || !retryableError(first)) throw first;
     const started = Date.now();
-    const replay = (attemptNumber: number) =>
-      attemptNumber === 1 ? Promise.reject(first) : counted(attemptNumber);
-    // Loaded on the first retry, not at import: a call that succeeds at once never needs it.
+    // p-retry's first attempt replays the failure, so that every wait and decision is still p-retry's.
+    const replay = (attemptNumber: number) => {
+      if (attemptNumber === 1) return Promise.reject(first);
+      made = attemptNumber;
+      return attempt();
+    };
     const { default: pRetry } = await import('p-retry');
     return await pRetry(replay, {
       retries: policy.retries,
@@ -134,7 +125,7 @@ export async function retried<T>(
       factor: 2,
       randomize: true,
       maxRetryTime: policy.maxRetryTimeMs,
-      ...(hooks.signal ? { signal: hooks.signal } : {}),
+      ...(signal ? { signal } : {}),
       shouldRetry: async ({ error, attemptNumber, retryDelay }) => {
         if (!retryableError(error)) return false;
         const retryAfter = retryAfterOf(error);
@@ -142,15 +133,15 @@ export async function retried<T>(
         // The server named the earliest time worth trying again; when that is past the time left,
         // waiting would only end in the same error later.
         if (retryAfter !== undefined && wanted > policy.maxRetryTimeMs - (Date.now() - started)) return false;
-        hooks.onRetry(error, attemptNumber, Math.max(wanted, retryDelay));
+        on.retrying(error, attemptNumber, Math.max(wanted, retryDelay));
         // p-retry waits `retryDelay` itself after this returns; the rest of Retry-After is waited here.
-        if (wanted > retryDelay) await sleep(wanted - retryDelay, hooks.signal, abortError);
+        if (wanted > retryDelay) await sleep(wanted - retryDelay, signal, abortError);
         return true;
       },
     });
   } catch (error) {
-    const final = hooks.signal?.aborted && !(error instanceof AbortError) ? abortError() : error;
-    if (made > 0 && isPartnerError(final)) (final as { attempts?: number }).attempts = made;
+    const final = signal?.aborted && !(error instanceof AbortError) ? abortError() : error;
+    if (isPartnerError(final)) (final as { attempts?: number }).attempts = made;
     throw final;
   }
 }

@@ -1,14 +1,4 @@
-import type { RequestOptions } from '../core/request-options.js';
-import type { Deadline } from './abort.js';
-import type {
-  Answer,
-  CallContext,
-  CallHook,
-  DataRequest,
-  Exchange,
-  RawResponse,
-  RequestHook,
-} from './types.js';
+import type { RawResponse } from './types.js';
 
 // Types only: the package is an optional peer dependency, loaded by `import()` when a tracer waits.
 type OtelApi = typeof import('@opentelemetry/api');
@@ -161,11 +151,11 @@ export class Tracing {
     return inSpan(active, name, fn);
   };
 
-  /** Decorates a hook with a span per call and a CLIENT span per HTTP exchange; `hook` itself when off. */
-  readonly wrap = (hook: RequestHook): RequestHook => {
+  /** The spans of one data call; `undefined` when nothing is traced (the call goes through untouched). */
+  open(method: string, path: string): CallSpans | undefined {
     const active = this.#active();
-    return active === undefined ? hook : traced(hook, active, this.#server);
-  };
+    return active === undefined ? undefined : new CallSpans(active, this.#server, method, path);
+  }
 }
 
 async function inSpan<T>({ api, tracer }: Active, name: string, fn: () => T | Promise<T>): Promise<T> {
@@ -190,139 +180,89 @@ interface CallSpan {
 /**
  * The spans of one data call, after the HTTP semantic conventions: the call's own span, named by
  * method and route template (`GET /bridge/transfers/{transferId}`, never the ids the path holds),
- * and under it one CLIENT span per request sent (a retry, a replay after a 401), with
+ * started at the first attempt once the package is loaded, in the caller's context; and under it
+ * one CLIENT span per request sent (a retry, a replay after a 401), with
  * `http.request.resend_count` from the second on. What they carry is chosen, not copied from the
  * request: no header but the answer's `x-request-id`, no body, no query, no URL with ids in it.
  */
-export function traced(
-  inner: RequestHook,
-  active: Active | Promise<Active | undefined>,
-  server: Server,
-): RequestHook {
-  return {
-    open: (call: DataRequest<unknown>, options: RequestOptions | undefined): CallHook =>
-      new TracedCall(inner.open(call, options), call, active, server),
-  };
-}
-
-/** One traced call: its span, started at the first attempt once the package is loaded, in the caller's context. */
-class TracedCall implements CallHook {
-  readonly #inner: CallHook;
+export class CallSpans {
   readonly #active: Active | Promise<Active | undefined>;
-  readonly name: string;
-  readonly route: { 'http.request.method': string; 'url.template': string };
-  readonly server: Server;
-  #callSpan: CallSpan | undefined;
-  sends = 0;
-  lastStatus: number | undefined;
-  lastRequestId: string | undefined;
+  readonly #server: Server;
+  readonly #name: string;
+  readonly #route: { 'http.request.method': string; 'url.template': string };
+  #call: CallSpan | undefined;
+  #sends = 0;
+  #lastStatus: number | undefined;
+  #lastRequestId: string | undefined;
 
-  constructor(
-    inner: CallHook,
-    call: DataRequest<unknown>,
-    active: Active | Promise<Active | undefined>,
-    server: Server,
-  ) {
-    this.#inner = inner;
+  constructor(active: Active | Promise<Active | undefined>, server: Server, method: string, path: string) {
     this.#active = active;
-    this.server = server;
-    this.name = `${call.method} ${call.path}`;
-    this.route = { 'http.request.method': call.method, 'url.template': call.path };
+    this.#server = server;
+    this.#name = `${method} ${path}`;
+    this.#route = { 'http.request.method': method, 'url.template': path };
   }
 
-  attempt<T>(call: CallContext<T>, request: Exchange): Promise<T> {
+  /** One attempt under the call's span: the hook's own work (the wait for a token) is the call's. */
+  attempt<T>(run: () => Promise<T>): Promise<T> {
     const active = this.#active;
     return active instanceof Promise
-      ? active.then((loaded) => this.#attemptIn(loaded, call, request))
-      : this.#attemptIn(active, call, request);
+      ? active.then((loaded) => this.#attemptIn(loaded, run))
+      : this.#attemptIn(active, run);
   }
 
-  #attemptIn<T>(loaded: Active | undefined, call: CallContext<T>, request: Exchange): Promise<T> {
-    if (!loaded) return this.#inner.attempt(call, request);
-    if (!this.#callSpan) {
+  #attemptIn<T>(loaded: Active | undefined, run: () => Promise<T>): Promise<T> {
+    if (!loaded) return run();
+    if (!this.#call) {
       const parent = loaded.api.context.active();
-      const span = loaded.tracer.startSpan(this.name, { attributes: this.route }, parent);
-      this.#callSpan = { ...loaded, span, context: loaded.api.trace.setSpan(parent, span) };
+      const span = loaded.tracer.startSpan(this.#name, { attributes: this.#route }, parent);
+      this.#call = { ...loaded, span, context: loaded.api.trace.setSpan(parent, span) };
     }
-    const callSpan = this.#callSpan;
-    // The hook's own work (the wait for a token) runs under the call's span.
-    return loaded.api.context.with(callSpan.context, () =>
-      this.#inner.attempt(new SpannedCall(call, this, callSpan), request),
-    );
+    return loaded.api.context.with(this.#call.context, run);
   }
 
-  end(failure?: { error: unknown }): void {
-    this.#inner.end(failure);
-    if (!this.#callSpan) return;
-    const { span } = this.#callSpan;
-    if (this.lastStatus !== undefined) span.setAttribute('http.response.status_code', this.lastStatus);
-    if (this.lastRequestId !== undefined) span.setAttribute(REQUEST_ID, [this.lastRequestId]);
-    if (failure) fail(span, errorType(failure.error));
-    span.end();
-  }
-}
-
-/** The call as the inner hook sees it when traced: each request sent in a CLIENT span of its own. */
-class SpannedCall<T> implements CallContext<T> {
-  readonly #call: CallContext<T>;
-  readonly #traced: TracedCall;
-  readonly #callSpan: CallSpan;
-
-  constructor(call: CallContext<T>, traced: TracedCall, callSpan: CallSpan) {
-    this.#call = call;
-    this.#traced = traced;
-    this.#callSpan = callSpan;
-  }
-
-  get spec(): DataRequest<T> {
-    return this.#call.spec;
-  }
-
-  get options(): RequestOptions | undefined {
-    return this.#call.options;
-  }
-
-  deadline(): Deadline {
-    return this.#call.deadline();
-  }
-
-  settle(answer: Answer): T | Promise<T> {
-    return this.#call.settle(answer);
-  }
-
-  async send(exchange: Exchange, deadline: Deadline): Promise<RawResponse> {
-    const traced = this.#traced;
-    const { api, tracer, context } = this.#callSpan;
-    const resends = traced.sends++;
+  /** One request sent, in a CLIENT span of its own; untraced until the call's span started. */
+  async send(send: () => Promise<RawResponse>): Promise<RawResponse> {
+    const call = this.#call;
+    if (!call) return send();
+    const { api, tracer, context } = call;
+    const resends = this.#sends++;
     const span = tracer.startSpan(
-      traced.name,
+      this.#name,
       {
         kind: CLIENT,
         attributes: {
-          ...traced.route,
-          ...traced.server,
+          ...this.#route,
+          ...this.#server,
           ...(resends > 0 ? { 'http.request.resend_count': resends } : {}),
         },
       },
       context,
     );
     try {
-      const response = await api.context.with(api.trace.setSpan(context, span), () =>
-        this.#call.send(exchange, deadline),
-      );
-      traced.lastStatus = response.status;
-      traced.lastRequestId = response.headers.get('x-request-id') ?? undefined;
+      const response = await api.context.with(api.trace.setSpan(context, span), send);
+      this.#lastStatus = response.status;
+      this.#lastRequestId = response.headers.get('x-request-id') ?? undefined;
       span.setAttribute('http.response.status_code', response.status);
-      if (traced.lastRequestId !== undefined) span.setAttribute(REQUEST_ID, [traced.lastRequestId]);
+      if (this.#lastRequestId !== undefined) span.setAttribute(REQUEST_ID, [this.#lastRequestId]);
       if (response.status >= 400) fail(span, String(response.status));
       return response;
     } catch (error) {
-      traced.lastStatus = undefined;
-      traced.lastRequestId = undefined;
+      this.#lastStatus = undefined;
+      this.#lastRequestId = undefined;
       fail(span, errorType(error));
       throw error;
     } finally {
       span.end();
     }
+  }
+
+  /** The call is over: its span ends with the last answer's status, or the error the caller got. */
+  end(failure?: { error: unknown }): void {
+    if (!this.#call) return;
+    const { span } = this.#call;
+    if (this.#lastStatus !== undefined) span.setAttribute('http.response.status_code', this.#lastStatus);
+    if (this.#lastRequestId !== undefined) span.setAttribute(REQUEST_ID, [this.#lastRequestId]);
+    if (failure) fail(span, errorType(failure.error));
+    span.end();
   }
 }

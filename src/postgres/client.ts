@@ -1,7 +1,8 @@
 import * as z from 'zod';
 import { durationMs } from '../core/args.js';
+import { settleWithin } from '../core/time.js';
 import { PartnerError } from '../errors/base.js';
-import { settleWithin } from '../http/abort.js';
+import { redactor } from '../errors/redact.js';
 
 /**
  * What the stores use of a Postgres connection: one `query(text, values)` answering `{ rows }`.
@@ -81,9 +82,12 @@ export function storeError(
   const code = typeof fields.code === 'string' ? fields.code : undefined;
   const sqlstate = code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
   const text = typeof fields.message === 'string' ? fields.message.split('\n', 1)[0]!.slice(0, 200) : '';
+  // A value is looked for as the redactor looks for a secret (a short one as a whole token), so
+  // that a record's `track` does not hide `permission denied for table tracker_records`.
+  const shown = values.flatMap(leaves).filter((leaf) => leaf.length >= 4);
   const echoes =
     (sqlstate !== undefined && VALUE_ECHOING_CLASSES.has(sqlstate.slice(0, 2))) ||
-    values.flatMap(leaves).some((shown) => shown.length >= 4 && text.includes(shown));
+    (text !== '' && redactor(shown)(text) !== text);
   const parts: string[] = [];
   if (sqlstate !== undefined) parts.push(`SQLSTATE ${sqlstate}`);
   else if (code !== undefined && /^E[A-Z]+$/.test(code)) parts.push(code);

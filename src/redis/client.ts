@@ -1,6 +1,6 @@
 import * as z from 'zod';
+import { settleWithin } from '../core/time.js';
 import { PartnerError } from '../errors/base.js';
-import { settleWithin } from '../http/abort.js';
 
 /**
  * What the adapters use of a node-redis 5 client (`createClient().connect()`): `sendCommand(args)`.
@@ -125,8 +125,7 @@ export async function run(
     reply,
     timeoutMs,
     () => new RedisStoreError({ operation, reason: `no answer within ${timeoutMs}ms` }),
-    undefined,
-    failed,
+    { fail: failed },
   );
 }
 

@@ -3,7 +3,6 @@ import type { ResponseSink } from '../core/api-promise.js';
 import type { Report } from '../core/isolate.js';
 import { stringifyBody } from '../core/json.js';
 import type { RequestOptions } from '../core/request-options.js';
-import type { ParseResult } from '../core/standard-schema.js';
 import type { SpanRunner } from '../http/tracing.js';
 import type { DataRequest, DataTransport, Parser } from '../http/types.js';
 import { type Me, meSchemas } from '../schemas/auth.js';
@@ -54,6 +53,8 @@ export interface Endpoint<A, R> {
   schema: (strict: boolean) => Parser<R>;
   /** False for a submit: never sent twice, neither by the retry layer nor after a 401. */
   retryable: boolean;
+  /** The answer is `{ data }` and the method returns its `data`; false for a row read whole (a list page). */
+  unwrap: boolean;
   /**
    * The answer held against the checked arguments: an issue (its path the field) for each field that
    * names something other than what was asked. Every field the service sends may be wrong, and a
@@ -62,8 +63,9 @@ export interface Endpoint<A, R> {
   check?: (answer: R, args: A) => Issue[];
 }
 
-type Row<A, R> = Omit<Endpoint<A, R>, 'retryable' | 'args' | 'parts'> & {
+type Row<A, R> = Omit<Endpoint<A, R>, 'retryable' | 'unwrap' | 'args' | 'parts'> & {
   retryable?: false;
+  unwrap?: false;
   args?: z.ZodType<A>;
   parts?: (args: A) => RequestParts;
 };
@@ -87,6 +89,7 @@ function answerSchema<R>(schema: (strict: boolean) => Parser<R>): (strict: boole
 
 const endpoint = <A, R>(row: Row<A, R>): Endpoint<A, R> => ({
   retryable: true,
+  unwrap: true,
   args: undefined,
   parts: () => ({}),
   ...row,
@@ -172,6 +175,7 @@ export const ENDPOINTS = {
       return { query, ids: { userId: args.userId } };
     },
     schema: transferPageSchema,
+    unwrap: false,
     check: ({ items }, args) => {
       const issues: Issue[] = [];
       items.forEach((item, index) => {
@@ -228,20 +232,24 @@ export interface Api {
   warn?: (line: string) => void;
 }
 
-/** What travels with one call besides its options: where answers go, and who learns it was sent. */
-export interface CallExtras {
+/** What a call of a row resolves with: the answer's `data`, or the whole answer of a row read whole. */
+export type Data<R> = R extends { data: infer T } ? T : R;
+
+/** How one call of a row runs besides its arguments: the caller's options, where answers go, who learns it was sent. */
+export interface CallWith {
+  options?: RequestOptions | undefined;
   sink?: ResponseSink | undefined;
   /** Called as each attempt is handed to fetch. */
   onSent?: () => void;
 }
 
-/** The description of a call to `endpoint` with checked `args`: the transport's `DataRequest`. */
+/** The one function that turns a row and its checked arguments into the transport's request. */
 export function describe<A, R>(
-  { method, path, scopes, schema, retryable, parts, check }: Endpoint<A, R>,
+  { method, path, scopes, schema, retryable, unwrap, parts, check }: Endpoint<A, R>,
   args: A,
   strict: boolean,
-  { sink, onSent }: CallExtras = {},
-): DataRequest<R> {
+  { sink, onSent }: CallWith = {},
+): DataRequest<Data<R>> {
   const { params, query, body, ids } = parts(args);
   return {
     method,
@@ -250,8 +258,9 @@ export function describe<A, R>(
     ...(query ? { searchParams: query } : {}),
     ...(body === undefined ? {} : { body: stringifyBody(body) }),
     scopes,
-    schema: schema(strict),
-    ...(check ? { check: (answer: R) => check(answer, args) } : {}),
+    schema: schema(strict) as Parser<Data<R>>,
+    ...(unwrap ? { unwrap } : {}),
+    ...(check ? { check: (answer: unknown) => check(answer as R, args) } : {}),
     ...(retryable ? {} : { retryable }),
     ...(onSent ? { onSent } : {}),
     ...(ids ? { ids } : {}),
@@ -259,66 +268,18 @@ export function describe<A, R>(
   };
 }
 
-type DataResult<T> = ParseResult<{ data: T }>;
-const unwrapData = <T>(result: DataResult<T>): ParseResult<T> =>
-  result.success ? { success: true, data: result.data.data } : result;
-
-/** Each answer schema's `data`-reading twin, made once per schema. */
-const dataParsers = new WeakMap<Parser<unknown>, Parser<unknown>>();
-
 /**
- * A parser of the answer's `data`: the call settles with it at once, where a `then` after the call
- * would hold one more promise for every call in flight.
+ * A call of `endpoint` with checked `args`, sent with the client's token: what every endpoint
+ * method and flow step runs. An argument is checked once, by the method that took it.
+ *
+ * @example
+ * const routes = await send(api, ENDPOINTS.routes, undefined, { options, sink });
  */
-function dataParser<T>(parser: Parser<{ data: T }>): Parser<T> {
-  let data = dataParsers.get(parser) as Parser<T> | undefined;
-  if (!data) {
-    data = {
-      safeParse(value) {
-        const result = parser.safeParse(value);
-        return result instanceof Promise ? result.then(unwrapData) : unwrapData(result);
-      },
-    };
-    dataParsers.set(parser, data);
-  }
-  return data;
-}
-
-/** Each `{ data }` row's twin whose answer schema reads the `data`, made once per row. */
-const dataRows = new WeakMap<object, unknown>();
-
-function dataRow<A, T>(endpoint: Endpoint<A, { data: T }>): Endpoint<A, T> {
-  let row = dataRows.get(endpoint) as Endpoint<A, T> | undefined;
-  if (!row) {
-    const { check, ...rest } = endpoint;
-    row = {
-      ...rest,
-      schema: (strict) => dataParser(endpoint.schema(strict)),
-      ...(check ? { check: (data: T, args: A) => check({ data }, args) } : {}),
-    };
-    dataRows.set(endpoint, row);
-  }
-  return row;
-}
-
-/** A call of a row whose answer is `{ data }`: its `data`, read by the call itself. */
-export function callEndpointData<A, T>(
-  api: Api,
-  endpoint: Endpoint<A, { data: T }>,
-  args: A,
-  options: RequestOptions | undefined,
-  extras?: CallExtras,
-): Promise<T> {
-  return callEndpoint(api, dataRow(endpoint), args, options, extras);
-}
-
-/** The one call every endpoint method makes: a row of the table, its checked arguments, the options. */
-export function callEndpoint<A, R>(
+export function send<A, R>(
   api: Api,
   endpoint: Endpoint<A, R>,
   args: A,
-  options: RequestOptions | undefined,
-  extras?: CallExtras,
-): Promise<R> {
-  return api.transport.request(describe(endpoint, args, api.strict, extras), options);
+  call: CallWith = {},
+): Promise<Data<R>> {
+  return api.transport.request(describe(endpoint, args, api.strict, call), call.options);
 }

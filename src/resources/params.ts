@@ -78,6 +78,9 @@ export const quoteArgs = z.lazy(() =>
 );
 export const feeEstimateArgs = z.lazy(() => z.strictObject({ routeId: nonEmptyString, amount }));
 
+/** `bridge.construct`'s arguments once checked: ids trimmed, the amount a decimal literal. */
+export type ConstructArgs = z.output<typeof constructArgs>;
+
 export const constructArgs = z.lazy(() =>
   z
     .strictObject({

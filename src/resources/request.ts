@@ -2,7 +2,6 @@ import * as z from 'zod';
 import type { ResponseSink } from '../core/api-promise.js';
 import { parseArgs } from '../core/args.js';
 import { API_PREFIX } from '../core/defaults.js';
-import type { RequestOptions } from '../core/request-options.js';
 import {
   isStandardSchema,
   type ParseResult,
@@ -10,9 +9,8 @@ import {
   standardParse,
 } from '../core/standard-schema.js';
 import { ArgumentError } from '../errors/client-errors.js';
-import { type Exchange, fillPath, type Parser } from '../http/types.js';
+import { type DataRequest, fillPath, type Method, type Parser } from '../http/types.js';
 import type { IssueList } from '../schemas/issues.js';
-import type { Api } from './endpoints.js';
 import { paramProblem, segmentProblem } from './params.js';
 
 /** Query values: each `undefined` is left out, an array repeats the name. */
@@ -35,7 +33,7 @@ export interface ApiRequest<T = unknown> {
    * @default 'GET'
    * @example { method: 'POST', path: '/users', body: { email } }
    */
-  method?: Exchange['method'];
+  method?: Method;
   /**
    * Below `/api/v1/s2s`, such as `/users/{userId}/portfolio`; `{name}` is filled from `params`
    * (encoded), and events, logs and spans show the template. An absolute URL, a `..` or `.`
@@ -248,63 +246,55 @@ function toParser(schema: StandardSchemaV1 | Parser<unknown>): Parser<unknown> {
 }
 
 /** Issue paths say where in the body: under `data`. */
-function underData<T>(result: ParseResult<T>): ParseResult<T> {
-  if (result.success) return result;
+function underData<T>(result: ParseResult<T>): ParseResult<{ data: T }> {
+  if (result.success) return { success: true, data: { data: result.data } };
   return {
     success: false,
     error: { issues: result.error.issues.map((issue) => ({ ...issue, path: ['data', ...issue.path] })) },
   };
 }
 
-/** The answer's `data` (checked by `schema`), or the whole body with `unwrap: false`. */
-function answerParser<T>(schema: Parser<T> | undefined, unwrap: boolean): Parser<T> {
+/** Reads a `{ data }` answer whose `data` the caller's schema (if any) checks; the call takes `data` off. */
+function inEnvelope(schema: Parser<unknown> | undefined): Parser<{ data: unknown }> {
   return {
     safeParse(value: unknown) {
-      let inner = value;
-      if (unwrap) {
-        if (typeof value !== 'object' || value === null || !('data' in value))
-          return { success: false, error: envelopeIssue };
-        inner = (value as { data: unknown }).data;
-      }
-      if (!schema) return { success: true, data: inner as T };
-      const result = schema.safeParse(inner);
-      if (!unwrap) return result;
+      if (typeof value !== 'object' || value === null || !('data' in value))
+        return { success: false, error: envelopeIssue };
+      const data = (value as { data: unknown }).data;
+      if (!schema) return { success: true, data: { data } };
+      const result = schema.safeParse(data);
       return result instanceof Promise ? result.then(underData) : underData(result);
     },
   };
 }
 
 /**
- * Sends `input` with the same token, retries, timeouts and typed errors as the SDK's own methods.
- * Everything is checked before any request.
+ * The request `input` describes, checked before anything is sent: it goes out with the same token,
+ * retries, timeouts and typed errors as the SDK's own methods.
  */
-export function callAny<T>(
-  api: Api,
-  input: ApiRequest<T>,
-  options: RequestOptions | undefined,
-  where: string,
-  sink?: ResponseSink,
-): Promise<T> {
+export function requestOf<T>(input: ApiRequest<T>, where: string, sink?: ResponseSink): DataRequest<T> {
   const spec = parseArgs(requestSchema, input, where);
   const method = spec.method ?? 'GET';
   const params = spec.params;
   const body = spec.body === undefined ? undefined : serialiseBody(spec.body, where);
   const searchParams = toSearchParams(spec.query);
-  return api.transport.request(
-    {
-      method,
-      path: spec.path.startsWith('/') ? spec.path : `/${spec.path}`,
-      ...(params ? { params } : {}),
-      ...(sink ? { sink } : {}),
-      ...(searchParams ? { searchParams } : {}),
-      ...(body === undefined ? {} : { body }),
-      scopes: spec.scopes ?? [],
-      schema: answerParser(spec.schema as Parser<T> | undefined, spec.unwrap ?? true),
-      idempotent: spec.idempotent ?? method === 'GET',
-      ...(params ? { ids: params } : {}),
-    },
-    options,
-  );
+  const unwrap = spec.unwrap ?? true;
+  return {
+    method,
+    path: spec.path.startsWith('/') ? spec.path : `/${spec.path}`,
+    ...(params ? { params } : {}),
+    ...(sink ? { sink } : {}),
+    ...(searchParams ? { searchParams } : {}),
+    ...(body === undefined ? {} : { body }),
+    scopes: spec.scopes ?? [],
+    ...(unwrap
+      ? { schema: inEnvelope(spec.schema) as Parser<{ data: T }>, unwrap }
+      : spec.schema
+        ? { schema: spec.schema as Parser<T> }
+        : {}),
+    idempotent: spec.idempotent ?? method === 'GET',
+    ...(params ? { ids: params } : {}),
+  };
 }
 
 /** What `get` and `post` take besides the path. */

@@ -1,7 +1,7 @@
 import type { ApiPromise } from '../core/api-promise.js';
 import { apiCall, parseArgs } from '../core/args.js';
 import type { RequestOptions } from '../core/request-options.js';
-import { type Api, type CallExtras, callEndpointData, type Endpoint } from './endpoints.js';
+import { type Api, type Data, type Endpoint, send } from './endpoints.js';
 
 /**
  * What every resource class extends (openai-node's `APIResource`): the client's `Api`, through
@@ -17,43 +17,25 @@ export class Resource {
 }
 
 /** The row's arguments checked, named as the method in an `ArgumentError`. */
-export function endpointArgs<A, R>(endpoint: Endpoint<A, R>, params: unknown): A {
+export function checkArgs<A, R>(endpoint: Endpoint<A, R>, params: unknown): A {
   return endpoint.args ? parseArgs(endpoint.args, params, endpoint.name) : (undefined as A);
 }
 
 /**
- * The answer's `data` of a call with unchecked `params` and checked options (a flow's step). Not
- * an `async` function: no suspended frame of its own for each call in flight.
- */
-export function endpointData<A, T>(
-  api: Api,
-  endpoint: Endpoint<A, { data: T }>,
-  params: unknown,
-  options: RequestOptions | undefined,
-  extras?: CallExtras,
-): Promise<T> {
-  try {
-    return callEndpointData(api, endpoint, endpointArgs(endpoint, params), options, extras);
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
-
-/**
- * The one call of an endpoint method: options and arguments checked (an `ArgumentError` rejects
- * the promise, before any request), the answer's `data` returned, every answer reported to
- * `.withResponse()`.
+ * An endpoint method: it names its row and passes its arguments. Options and arguments are
+ * checked (an `ArgumentError` rejects the promise, before any request), the answer's `data`
+ * returned, every answer reported to `.withResponse()`.
  *
  * @example
  * routes(options) { return call(this.api, ENDPOINTS.routes, undefined, options); }
  */
-export function call<A, T>(
+export function call<A, R>(
   api: Api,
-  endpoint: Endpoint<A, { data: T }>,
+  endpoint: Endpoint<A, R>,
   params: unknown,
   options: RequestOptions | undefined,
-): ApiPromise<T> {
+): ApiPromise<Data<R>> {
   return apiCall(options, endpoint.name, (checked, sink) =>
-    endpointData(api, endpoint, params, checked, { sink }),
+    send(api, endpoint, checkArgs(endpoint, params), { options: checked, sink }),
   );
 }

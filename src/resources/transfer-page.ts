@@ -1,4 +1,4 @@
-import type { Parser } from '../http/transport.js';
+import type { Parser } from '../http/types.js';
 import { type BridgeTransfer, bridgeSchemas } from '../schemas/bridge.js';
 import { compiled } from '../schemas/common.js';
 

@@ -2,9 +2,9 @@ import { checkListener } from '../core/args.js';
 import { EventEmitter } from '../core/emitter.js';
 import { quiet } from '../core/isolate.js';
 import type { Logger } from '../core/logger.js';
+import { settleWithin } from '../core/time.js';
 import { TrackerError } from '../errors/tracker-errors.js';
 import type { WaitPhase } from '../flows/wait.js';
-import { settleWithin } from '../http/abort.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
 import type { TransferStatus } from '../schemas/states.js';
 

@@ -1,5 +1,5 @@
+import { sleep } from '../core/time.js';
 import { AbortError } from '../errors/client-errors.js';
-import { sleep } from '../http/abort.js';
 
 /**
  * Counts a second as this long: a read is counted by the service when it arrives, and two reads

@@ -150,8 +150,12 @@ describe('callback router', () => {
     expect(errors.map((e) => (e as Error).message)).toEqual([
       'listener bug',
       'async bug',
-      '2 listener(s) failed for bridge_transfer_submitted of tr_1; not recorded',
+      '2 listener(s) failed for bridge_transfer_submitted of tr_1; not recorded: listener bug',
     ]);
+    // Every failure is kept; the first is the cause, whose reason ends the message.
+    const failed = errors[2] as CallbackListenerError;
+    expect(failed.causes.map((e) => (e as Error).message)).toEqual(['listener bug', 'async bug']);
+    expect(failed.cause).toBe(failed.causes[0]);
   });
 
   it('a failed listener leaves the state unrecorded: answered 500, the retry dispatches it again', async () => {

@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { transfer } from '../../fixtures/wire.js';
-import { ArgumentError } from '../../src/index.js';
+import { ArgumentError, createTransferTracker, PartnerClient, TrackerError } from '../../src/index.js';
 import {
   createPostgresCallbackStore,
   createPostgresTokenStore,
@@ -11,7 +11,11 @@ import {
   PostgresStoreError,
 } from '../../src/postgres/index.js';
 import type { StoredToken } from '../../src/stores/index.js';
-import { callbackStoreConformance, trackerStoreConformance } from '../../src/testing/index.js';
+import {
+  callbackStoreConformance,
+  createPartnerSimulator,
+  trackerStoreConformance,
+} from '../../src/testing/index.js';
 import { deliverToFleet } from '../helpers/callback-fleet.js';
 import {
   PGBOUNCER,
@@ -211,7 +215,11 @@ describe.runIf(POSTGRES_SERVER)('Postgres stores, on the server itself', { timeo
     expect(String((error as Error).message)).not.toContain('tok_secret');
   });
 
-  it('a role without DDL rights uses the stores once migratePostgres has run', async () => {
+  /**
+   * A migrated schema of its own and a pool of a login role that may read and write its tables but
+   * not change them, less every privilege on `revoked` (a table of the schema) when named.
+   */
+  async function appRole(revoked?: string) {
     const admin = poolOf(server.url);
     const schema = freshSchema();
     await migratePostgres({ pool: admin, schema });
@@ -220,7 +228,12 @@ describe.runIf(POSTGRES_SERVER)('Postgres stores, on the server itself', { timeo
     await admin.query(
       `grant select, insert, update, delete on all tables in schema ${schema} to ${schema}_app`,
     );
-    const app = poolOf(server.url.replace('sdk@', `${schema}_app@`));
+    if (revoked) await admin.query(`revoke all on ${schema}.${revoked} from ${schema}_app`);
+    return { schema, app: poolOf(server.url.replace('sdk@', `${schema}_app@`)) };
+  }
+
+  it('a role without DDL rights uses the stores once migratePostgres has run', async () => {
+    const { schema, app } = await appRole();
     await expect(app.query(`create table ${schema}.nope (id int)`)).rejects.toThrow(/permission denied/);
     const tracker = createPostgresTrackerStore({ pool: app, schema });
     expect(await tracker.track(record('tr_1'))).toBe(true);
@@ -229,6 +242,39 @@ describe.runIf(POSTGRES_SERVER)('Postgres stores, on the server itself', { timeo
     expect((await tokens.get('k'))?.accessToken).toBe('tok_abc');
     const callbacks = createPostgresCallbackStore({ pool: app, schema });
     expect((await callbacks.claim(request('submitted', 1))).outcome).toBe('claimed');
+  });
+
+  it("a role that lost the table privilege: the tracker's error says why, down to the SQLSTATE, and keeps the chain", async () => {
+    const { schema, app } = await appRole('tracker_records');
+    const sim = createPartnerSimulator();
+    const client = new PartnerClient({ baseUrl: sim.baseUrl, ...sim.demo.credentials, fetch: sim.fetch });
+    const tracker = createTransferTracker({
+      client,
+      store: createPostgresTrackerStore({ pool: app, schema }),
+      discover: false,
+    });
+    const errors: unknown[] = [];
+    tracker.on('error', (error) => void errors.push(error));
+    await tracker.runOnce();
+    const error = errors[0] as TrackerError;
+    expect(error).toBeInstanceOf(TrackerError);
+    expect(error.message).toMatch(
+      /^the tracker's store failed: PostgresStoreError: Postgres tracker\.\w+ failed: SQLSTATE 42501: permission denied for table tracker_records$/,
+    );
+    expect(error.cause).toBeInstanceOf(PostgresStoreError);
+    expect(error.cause).toMatchObject({ sqlstate: '42501' });
+    expect((error.cause as Error).message).toMatch(
+      /SQLSTATE 42501: permission denied for table tracker_records$/,
+    );
+    // Recording a transfer fails the same way, thrown to the caller.
+    const tracked = await tracker
+      .track({ userId: sim.demo.userId, transferId: 'tr_1' })
+      .catch((e: unknown) => e);
+    expect(tracked).toBeInstanceOf(TrackerError);
+    expect((tracked as Error).message).toMatch(
+      /^could not record tr_1 in the tracker's store: Postgres tracker\.track failed: SQLSTATE 42501: permission denied for table tracker_records$/,
+    );
+    sim.close();
   });
 
   it('refuses options that are not as documented, before any statement', () => {

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { readArgs } from '../../core/args.js';
-import { readWholeBody, readWholeText } from '../../http/body.js';
+import { readWholeBody, readWholeText } from '../../core/body.js';
 import { failure, HttpFailure } from './envelope.js';
 
 /*

@@ -1,7 +1,9 @@
 /**
- * Time, said once: `Deadline` is the one bound of a piece of work (an attempt, a body read, a
- * token-store operation, a signer), and `sleep` the one wait (after ky's `utils/timeout.ts` and
- * `utils/delay.ts`). Body reading is in body.ts, so that the transport and handlers share one reader.
+ * Time, said once for every layer: `Deadline` is the one bound of a piece of work (an attempt, a
+ * body read, a token-store operation, a signer, a listener), `sleep` the one wait (after ky's
+ * `utils/timeout.ts` and `utils/delay.ts`), and `settleWithin` the bound on a promise without a
+ * signal (a store's command). The stores, the tracker and the router take their timers from here,
+ * not from the HTTP layer.
  */
 
 /** The errors a deadline ends with, built when it ends (so that a stack says where). */
@@ -286,23 +288,33 @@ function remove(wait: Wait): boolean {
   return true;
 }
 
+/** What `settleWithin` turns the outcome of its promise into, in the same turn. */
+export interface SettleMap<T, U> {
+  /** The value to resolve with; what it throws rejects. */
+  settle?: (value: T) => U;
+  /** The error to reject with when the promise rejected. */
+  fail?: (error: unknown) => unknown;
+}
+
 /**
  * Settles with `promise` within `ms`, or rejects with `timedOut()` once `ms` passed first; what
  * `promise` does after that is ignored (a rejection too, so it is never unhandled). `Infinity`
  * bounds nothing; 0 or less times out at once. A `Deadline`'s `race` without a signal to abort:
- * no AbortController, and no timer of its own. `settle` and `fail` map what `promise` settled
- * with (a throw of `settle` rejects) in the same turn, where a `then` after would take one more.
+ * no AbortController, and no timer of its own. `map.settle` and `map.fail` map what `promise`
+ * settled with (a throw of `settle` rejects) in the same turn, where a `then` after would take one more.
  *
  * @example
  * const text = await settleWithin(request.text(), 10_000, () => new RequestTimeout());
+ * const rows = await settleWithin(db.query(sql), 5_000, timedOut, { fail: (error) => new StoreError(error) });
  */
 export function settleWithin<T, U = T>(
   promise: PromiseLike<T>,
   ms: number,
   timedOut: () => unknown,
-  settle: (value: T) => U = (value) => value as unknown as U,
-  fail: (error: unknown) => unknown = (error) => error,
+  map: SettleMap<T, U> = {},
 ): Promise<U> {
+  const settle = map.settle ?? ((value: T) => value as unknown as U);
+  const fail = map.fail ?? ((error: unknown) => error);
   if (ms === Number.POSITIVE_INFINITY)
     return Promise.resolve(promise).then(settle, (error: unknown) => Promise.reject(fail(error)));
   if (!(ms > 0)) {

@@ -1,10 +1,12 @@
 /**
  * The one capped body reader of the SDK: responses in the transport, deliveries in the callback
  * handlers (web streams and node:http requests), requests in the simulator. Each source is pumped
- * into the same bounds: a byte cap known as soon as it is passed, and a `Deadline`.
+ * into the same bounds: a byte cap known as soon as it is passed, and a `Deadline`. In core/, beside
+ * time, because both sides read bodies: the callback receiver does not import the client's HTTP
+ * layer for it.
  */
 
-import { Deadline, settleWithin, within as withinDeadline } from './abort.js';
+import { Deadline, settleWithin, within as withinDeadline } from './time.js';
 
 /** What reading a body turns into errors; each builds the error to throw. */
 export interface BodyErrors {
@@ -189,7 +191,7 @@ export function readRequestText(
     return limits.deadline ? limits.deadline.race(read) : withinDeadline(read, ms, limits.signal, errors);
   }
   // Time alone: the shared timer's, with the check in the same turn.
-  return settleWithin(reading, ms, errors.timedOut, check, errors.broken);
+  return settleWithin(reading, ms, errors.timedOut, { settle: check, fail: errors.broken });
 }
 
 /**
