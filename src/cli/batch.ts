@@ -11,7 +11,7 @@ import {
   type VerifiedBridgeBatch,
   verifyBridgeBatch,
 } from '../index.js';
-import { EXIT, help, type Io, line, parseCommandLine, toJson, UsageError } from './common.js';
+import { EXIT, help, type Io, keyFromEnv, line, parseCommandLine, toJson, UsageError } from './common.js';
 import { clientFromEnv, ENV_HELP } from './ops.js';
 
 /*
@@ -70,10 +70,7 @@ ${ENV_HELP}`;
 const MAX_STDIN_BYTES = 1 << 20;
 /** An ISO 8601 time with its offset: a time without one would be read in the machine's zone. */
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
-const PRIVATE_KEY = /^(0x)?[0-9a-fA-F]{64}$/;
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-/** An environment variable's name, as POSIX shells take one. */
-const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 async function readStdin(io: Io): Promise<string> {
   if (!io.stdin) throw new UsageError('no standard input to read - from');
@@ -289,23 +286,15 @@ export async function sign(args: string[], io: Io): Promise<number> {
   if (!ADDRESS.test(values.wallet)) throw new UsageError('--wallet must be an address: 0x and 40 hex digits');
   const keyEnv = values['key-env'];
   if (!keyEnv) throw new UsageError('--key-env is required: the name of the variable holding the key');
-  // `--key-env "$WALLET_KEY"` puts the key where its variable's name belongs: refused unseen.
-  if (!VARIABLE_NAME.test(keyEnv) || PRIVATE_KEY.test(keyEnv))
-    throw new UsageError(
-      '--key-env takes the name of the environment variable that holds the key (letters, digits and _, not starting with a digit), not the key: what was given is not shown',
-    );
-  const key = io.env[keyEnv];
-  if (!key) throw new UsageError(line`set ${keyEnv} to the wallet's private key`);
-  // The value is never shown: a secret pasted into the wrong variable must not reach a log.
-  const refused = new UsageError(line`${keyEnv} does not hold a 32-byte hex private key`);
-  if (!PRIVATE_KEY.test(key)) throw refused;
+  const key = keyFromEnv('key-env', keyEnv, io, "the wallet's");
   // Loaded here only: the other commands start without viem's accounts.
   const { privateKeyToAccount } = await import('viem/accounts');
   let account: ReturnType<typeof privateKeyToAccount>;
   try {
-    account = privateKeyToAccount(`0x${key.replace(/^0x/, '')}`);
+    account = privateKeyToAccount(key);
   } catch {
-    throw refused;
+    // The value is never shown: a secret pasted into the wrong variable must not reach a log.
+    throw new UsageError(line`${keyEnv} does not hold a 32-byte hex private key`);
   }
   if (account.address.toLowerCase() !== values.wallet.toLowerCase()) {
     io.err(

@@ -115,6 +115,28 @@ export function integerFlag(
   return Number(value);
 }
 
+/** A 32-byte private key in hex, with or without its 0x. */
+export const PRIVATE_KEY = /^(0x)?[0-9a-fA-F]{64}$/;
+/** An environment variable's name, as POSIX shells take one. */
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The private key held by the environment variable that `--<flag>` names, 0x-prefixed. Neither the
+ * key nor anything given where the name belongs is ever shown: a secret pasted into the wrong
+ * place must not reach a log.
+ */
+export function keyFromEnv(flag: string, name: string, io: Io, whose: string): `0x${string}` {
+  // `--key-env "$WALLET_KEY"` puts the key where its variable's name belongs: refused unseen.
+  if (!VARIABLE_NAME.test(name) || PRIVATE_KEY.test(name))
+    throw new UsageError(
+      `--${flag} takes the name of the environment variable that holds the key (letters, digits and _, not starting with a digit), not the key: what was given is not shown`,
+    );
+  const key = io.env[name];
+  if (!key) throw new UsageError(line`set ${name} to ${whose} private key`);
+  if (!PRIVATE_KEY.test(key)) throw new UsageError(line`${name} does not hold a 32-byte hex private key`);
+  return `0x${key.replace(/^0x/, '')}`;
+}
+
 /** Prints a command's usage for `--help`. */
 export function help(io: Io, usage: string): number {
   io.out(usage);

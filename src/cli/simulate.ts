@@ -1,6 +1,6 @@
 import { ArgumentError } from '../index.js';
 import { createPartnerSimulator, type SimulatorOptions } from '../testing/index.js';
-import { type Io, integerFlag, parseCommandLine, UsageError } from './common.js';
+import { type Io, integerFlag, keyFromEnv, parseCommandLine, UsageError } from './common.js';
 
 export const SIMULATE_USAGE = `usage: partner-s2s-sdk simulate [options]
 
@@ -23,6 +23,13 @@ options:
                              during a rotation); check it with standardWebhooks
   --seed N                   deterministic ids, demo credentials and wallet
   --admin-token TOKEN        every admin call must send Authorization: Bearer TOKEN
+  --chain-rpc URL            be the bundler on the chain at URL (anvil, or anvil --fork-url
+                             of Base): construct reads balances, delegation and nonces there,
+                             a submit sends EntryPoint handleOps, its receipt moves the
+                             transfer; the destination side stays simulated. Fund the demo
+                             wallet on that chain (the admin API's fund is refused)
+  --bundler-key-env VAR      with --chain-rpc: send handleOps from the key this environment
+                             variable holds (default: the node's first unlocked account)
   --json                     print one line of JSON instead of text
   -h, --help                 this help`;
 
@@ -63,6 +70,56 @@ function reportFailedCallbacks(sim: ReturnType<typeof createPartnerSimulator>, i
   return timer;
 }
 
+/**
+ * `--chain-rpc` and `--bundler-key-env` as the simulator's `chain` option, the node asked for its
+ * chain id first: a URL where no node answers is one line and exit 1, not a server that fails its
+ * first construct. Only the URL's origin is ever shown (a provider's path may hold an API key).
+ */
+async function chainFlags(rpcUrl: string | undefined, keyEnv: string | undefined, io: Io) {
+  if (rpcUrl === undefined) {
+    if (keyEnv !== undefined) throw new UsageError('--bundler-key-env needs --chain-rpc');
+    return undefined;
+  }
+  let where: string;
+  try {
+    const url = new URL(rpcUrl);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http(s)');
+    where = url.origin;
+  } catch {
+    throw new UsageError(
+      '--chain-rpc must be the http(s) URL of a JSON-RPC node (what was given is not shown)',
+    );
+  }
+  const bundlerPrivateKey =
+    keyEnv === undefined ? undefined : keyFromEnv('bundler-key-env', keyEnv, io, 'the bundler');
+  let chainId: number;
+  try {
+    const response = await fetch(rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const answer = (await response.json()) as { result?: unknown };
+    if (typeof answer.result !== 'string') throw new Error(`HTTP ${response.status}, no chain id`);
+    chainId = Number.parseInt(answer.result, 16);
+  } catch (error) {
+    const cause = (error as { cause?: { code?: unknown } }).cause?.code;
+    const reason = typeof cause === 'string' ? cause : error instanceof Error ? error.message : String(error);
+    throw new ChainUnreachable(`no JSON-RPC node answered eth_chainId at ${where}: ${reason}`);
+  }
+  return {
+    chainId,
+    where,
+    options: { rpcUrl, ...(bundlerPrivateKey ? { bundlerPrivateKey } : {}) },
+  };
+}
+
+/** The node of --chain-rpc did not answer: exit 1 with one line, no usage. */
+class ChainUnreachable extends Error {
+  override name = 'ChainUnreachable';
+}
+
 /** How often the parent is looked for: well inside the 2 s a harness may wait for the port. */
 const PARENT_POLL_MS = 250;
 
@@ -99,6 +156,8 @@ export async function simulate(args: string[], io: Io): Promise<number> {
     'callback-signing-secret': { type: 'string', multiple: true },
     seed: { type: 'string' },
     'admin-token': { type: 'string' },
+    'chain-rpc': { type: 'string' },
+    'bundler-key-env': { type: 'string' },
     json: { type: 'boolean' },
   });
   if (values.help) {
@@ -111,6 +170,7 @@ export async function simulate(args: string[], io: Io): Promise<number> {
   const host = values.host ?? LOOPBACK;
   const callbackHeaders = headerFlags(values['callback-header']);
   const signingSecrets = values['callback-signing-secret'];
+  const chain = await chainFlags(values['chain-rpc'], values['bundler-key-env'], io);
   const options: SimulatorOptions = {
     ...(values['auto-advance'] ? { autoAdvance: true } : {}),
     ...(values['callback-url'] ? { callbacks: values['callback-url'] } : {}),
@@ -118,6 +178,7 @@ export async function simulate(args: string[], io: Io): Promise<number> {
     ...(signingSecrets?.length ? { callbackSigning: { secrets: signingSecrets } } : {}),
     ...(seed !== undefined ? { seed } : {}),
     ...(values['admin-token'] !== undefined ? { adminToken: values['admin-token'] } : {}),
+    ...(chain ? { chain: chain.options } : {}),
   };
   let sim: ReturnType<typeof createPartnerSimulator>;
   try {
@@ -135,6 +196,7 @@ export async function simulate(args: string[], io: Io): Promise<number> {
     clientSecret: sim.demo.credentials.clientSecret,
     userId: sim.demo.userId,
     wallet: sim.demo.wallet,
+    ...(chain ? { chain: { chainId: chain.chainId, rpc: chain.where } } : {}),
   };
   if (values.json) {
     io.out(JSON.stringify(info));
@@ -145,7 +207,12 @@ export async function simulate(args: string[], io: Io): Promise<number> {
   client secret  ${info.clientSecret}
   user           ${info.userId}
   wallet         ${info.wallet.address}
-  private key    ${info.wallet.privateKey}   (a test key: never fund it on a real chain)
+  private key    ${info.wallet.privateKey}   (a test key: never fund it on a real chain)${
+    chain
+      ? `
+  chain          ${chain.chainId} at ${chain.where}: the bundler; fund the wallet there`
+      : ''
+  }
 Stop with Ctrl-C.`);
   }
   const watch = reportFailedCallbacks(sim, io);

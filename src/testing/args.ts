@@ -88,6 +88,16 @@ export const simulatorOptionsArgs = z
       .string({ error: 'must be a string' })
       .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it travels in a header)')
       .optional(),
+    chain: z
+      .strictObject({
+        rpcUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL of a JSON-RPC node' }),
+        // The value is never part of the message: a key must not reach a log.
+        bundlerPrivateKey: z
+          .string({ error: 'must be a string' })
+          .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key')
+          .optional(),
+      })
+      .optional(),
   })
   .optional();
 

@@ -66,6 +66,26 @@ export interface SimulatorOptions {
    * const sim = createPartnerSimulator({ adminToken: 'a-long-random-string' });
    */
   adminToken?: string;
+  /**
+   * Chain mode: the simulator is the bundler on a real chain (anvil, or anvil forking Base, whose
+   * contracts sit at the addresses of the simulator's Base route). Construct reads the wallet's
+   * token balance, EIP-7702 delegation and EntryPoint nonce there; a submit sends the EntryPoint's
+   * `handleOps` (a type-4 transaction carrying the authorization when the batch has one) from the
+   * bundler account: the node's first unlocked account (`eth_accounts`), or `bundlerPrivateKey`'s.
+   * What the EntryPoint refuses (`AA24 signature error`, `AA25 invalid account nonce`, …) fails the
+   * transfer with the chain's reason and sends nothing; a sent operation is `submitted` with the
+   * transaction's hash as `srcTxHash`, then `source_confirmed` from its receipt, or `failed` naming
+   * the revert when its calls reverted (its nonce spent). The destination side stays simulated:
+   * delivered `autoAdvance.deliveredMs` (2 s) after the source is confirmed, unless `autoAdvance:
+   * false` (then `sim.advance`). Only routes that start on the node's chain can be built. Balances
+   * are the chain's, so `fund` and `balance` throw: fund the wallet on the chain. The demo user is
+   * funded nowhere.
+   *
+   * @example
+   * const sim = createPartnerSimulator({ chain: { rpcUrl: 'http://127.0.0.1:8545' } });
+   * // the demo wallet needs the route's token on that chain before a construct
+   */
+  chain?: { rpcUrl: string; bundlerPrivateKey?: Hex };
 }
 
 /** The demo data the simulator holds (`sim.demo`). */
@@ -147,9 +167,12 @@ export class PartnerSimulator {
     const credentials = this.createCredential({ organisationId: org, scopes: ['all:read', 'all:write'] });
     const user = this.createUser({ organisationId: org });
     const { base, bsc } = DEFAULT_ROUTE_TOKENS;
+    const demo = { organisationId: org, credentials, userId: user.userId, wallet: user.wallet! };
+    // In chain mode the wallet holds what the chain says it holds.
+    if (this.#options.chain) return demo;
     this.fund(user.userId, base.chainId, base.contractAddress, 1_000n * 10n ** BigInt(base.decimals));
     this.fund(user.userId, bsc.chainId, bsc.contractAddress, 1_000n * 10n ** BigInt(bsc.decimals));
-    return { organisationId: org, credentials, userId: user.userId, wallet: user.wallet! };
+    return demo;
   }
 
   /**
@@ -224,12 +247,15 @@ export class PartnerSimulator {
     return this.#admin.run('createUser', { params });
   }
 
-  /** Sets a user's balance of a token on a chain, in base units. */
+  /**
+   * Sets a user's balance of a token on a chain, in base units. In chain mode an `ArgumentError`:
+   * the balances are the chain's, fund the wallet there.
+   */
   fund(userId: string, chainId: number, token: string, raw: bigint): void {
     this.#admin.run('fund', { userId, chainId, token, raw });
   }
 
-  /** A user's balance of a token on a chain, in base units. */
+  /** A user's balance of a token on a chain, in base units. In chain mode an `ArgumentError`: read the chain. */
   balance(userId: string, chainId: number, token: string): bigint {
     return this.#admin.run('balance', { userId, chainId, token });
   }

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { parseArgs } from '../../core/args.js';
+import { ArgumentError } from '../../errors/client-errors.js';
 import { simulatorArgs } from '../args.js';
 import type { Credential, Organisation } from './auth.js';
 import type { SimCore } from './core.js';
@@ -18,7 +19,28 @@ type Schemas = ReturnType<
 >;
 type Checked<K extends keyof Schemas> = z.output<Schemas[K]>;
 
-function operations({ clock, auth, users, transfers, callbacks }: SimCore) {
+/**
+ * In chain mode the source chain's balances are the chain's: `fund` and `balance` would only
+ * describe a ledger nothing reads.
+ */
+function onlyOffChain(chain: SimCore['chain'], method: 'fund' | 'balance'): void {
+  if (!chain) return;
+  const told =
+    method === 'fund'
+      ? 'fund the wallet on the chain instead (mint or transfer the token to it, and give it gas money if no paymaster sponsors it)'
+      : "read the token's balanceOf on the chain instead";
+  throw new ArgumentError({
+    where: `PartnerSimulator.${method}`,
+    issues: [
+      {
+        path: '',
+        message: `the simulator follows the chain at ${chain.where}, whose balances are the chain's: ${told}`,
+      },
+    ],
+  });
+}
+
+function operations({ clock, auth, users, transfers, callbacks, chain }: SimCore) {
   return {
     advanceClock: ({ ms }) => clock.advance(ms),
     createOrganisation: ({ params }) => auth.createOrganisation(params.scopes, params.id),
@@ -34,8 +56,14 @@ function operations({ clock, auth, users, transfers, callbacks }: SimCore) {
     },
     rotateCredential: ({ clientId, params }) => auth.rotateCredential(clientId, params.graceMs),
     createUser: ({ params }) => users.create(params.organisationId.id, params.wallet),
-    fund: ({ userId, chainId, token, raw }) => users.fund(userId, chainId, token, raw),
-    balance: ({ userId, chainId, token }) => users.balance(userId, chainId, token),
+    fund: ({ userId, chainId, token, raw }) => {
+      onlyOffChain(chain, 'fund');
+      users.fund(userId, chainId, token, raw);
+    },
+    balance: ({ userId, chainId, token }) => {
+      onlyOffChain(chain, 'balance');
+      return users.balance(userId, chainId, token);
+    },
     configureRoute: ({ routeId, change }) => {
       Object.assign(
         routeId,

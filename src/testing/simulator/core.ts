@@ -1,5 +1,6 @@
 import { SimAuth } from './auth.js';
 import { type CallbackSigning, type CallbackTarget, SimCallbacks, WebhookSigner } from './callbacks.js';
+import { type ChainOptions, SimChain } from './chain.js';
 import { SimClock, SimRandom } from './common.js';
 import { SimIntents } from './intents.js';
 import { SimRoutes } from './routes.js';
@@ -16,6 +17,8 @@ export interface CoreOptions {
   callbackSigning?: CallbackSigning;
   /** Makes ids, secrets, keys and hashes a deterministic stream (tests and `simulate --seed`). */
   seed?: number;
+  /** Chain mode: the simulator is the bundler on this node (chain.ts). */
+  chain?: ChainOptions;
 }
 
 /** The simulator's state, one object per concern; the partner API and the admin operations share it. */
@@ -28,6 +31,8 @@ export interface SimCore {
   transfers: SimTransfers;
   intents: SimIntents;
   callbacks: SimCallbacks;
+  /** In chain mode, the chain: balances and nonces are its, and `fund` is refused. */
+  chain: SimChain | undefined;
 }
 
 export function createCore(options: CoreOptions): SimCore {
@@ -39,6 +44,7 @@ export function createCore(options: CoreOptions): SimCore {
   const users = new SimUsers(random);
   const routes = new SimRoutes(clock, options.quoteTtlSec);
   const transfers = new SimTransfers(clock, random, users, callbacks, options.autoAdvance);
+  const chain = options.chain && new SimChain(options.chain);
   return {
     clock,
     random,
@@ -46,7 +52,8 @@ export function createCore(options: CoreOptions): SimCore {
     users,
     routes,
     transfers,
-    intents: new SimIntents(clock, random, users, routes, transfers),
+    intents: new SimIntents(clock, random, users, routes, transfers, chain),
     callbacks,
+    chain,
   };
 }

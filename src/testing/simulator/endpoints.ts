@@ -65,9 +65,9 @@ const ENDPOINTS: readonly Endpoint[] = [
   {
     method: 'POST',
     path: '/bridge/construct/transaction/batch',
-    handle: ({ auth, intents }, caller, { body }) => {
+    handle: async ({ auth, intents }, caller, { body }) => {
       auth.require(caller, 'bridge:read', 'transactions:write');
-      return jsonResponse({ data: intents.construct(caller.organisationId, body) });
+      return jsonResponse({ data: await intents.construct(caller.organisationId, body) });
     },
   },
   {

@@ -7,11 +7,12 @@ import { sameAddress } from '../../onchain/hex.js';
 import type { BridgeRoute, BridgeTransfer } from '../../schemas/bridge.js';
 import type { Address, Hex } from '../../schemas/common.js';
 import { buildBridgeBundle } from '../batch.js';
+import type { SimChain, WalletOnChain } from './chain.js';
 import type { SimClock, SimRandom } from './common.js';
 import { HttpFailure, validation } from './envelope.js';
 import { jsonObject, rawNumber } from './json.js';
 import type { RouteState, SimRoutes } from './routes.js';
-import type { IntentRecord, SimTransfers } from './transfers.js';
+import type { IntentRecord, SimTransfers, TransferRecord } from './transfers.js';
 import type { SimUsers, UserRecord } from './users.js';
 
 /*
@@ -26,10 +27,12 @@ export class SimIntents {
     private readonly users: SimUsers,
     private readonly routes: SimRoutes,
     private readonly transfers: SimTransfers,
+    /** In chain mode, the chain the simulator is the bundler on: balances and nonces are its. */
+    private readonly chain?: SimChain,
   ) {}
 
   /** `POST /bridge/construct/transaction/batch`. */
-  construct(organisationId: string, body: string) {
+  async construct(organisationId: string, body: string) {
     const parsed = jsonObject(body);
     const errors: string[] = [];
     if (typeof parsed.userId !== 'string' || !parsed.userId) errors.push('userId must be a non-empty string');
@@ -53,30 +56,18 @@ export class SimIntents {
     if (state.signWindowSec > 0 && this.routes.quoteTtlSec < state.signWindowSec)
       throw new HttpFailure(503, 'SERVICE_UNAVAILABLE', 'quote expires too soon to sign; retry shortly');
     const { from } = state.route;
+    const delegate = DEFAULT_DELEGATES[0]!;
+    const onChain = this.chain && (await this.onChain(user.wallet.address, state, delegate));
     // What the chain holds: operations submitted before took their share when they were included.
-    const balance = this.held(user, from);
-    let amountInRaw: bigint;
-    if (max) {
-      const spendable = balance - state.gasFeeRaw;
-      const limits = this.routes.limits(state);
-      if (spendable < BigInt(limits.minAmountRaw)) {
-        if (spendable <= 0n)
-          throw insufficient(state, BigInt(limits.minAmountRaw) + state.gasFeeRaw, balance);
-        throw new HttpFailure(
-          400,
-          'BAD_REQUEST',
-          `the largest amount is below the minimum of ${limits.minAmount}`,
-        );
-      }
-      amountInRaw = spendable > BigInt(limits.maxAmountRaw) ? BigInt(limits.maxAmountRaw) : spendable;
-    } else {
-      amountInRaw = this.routes.amountRaw(state, rawNumber(body, 'amount') ?? String(parsed.amount));
-      if (balance < amountInRaw + state.gasFeeRaw)
-        throw insufficient(state, amountInRaw + state.gasFeeRaw, balance);
-    }
+    const balance = onChain ? onChain.balance : this.held(user, from);
+    const amountInRaw = this.amountIn(
+      state,
+      balance,
+      max ? 'max' : (rawNumber(body, 'amount') ?? String(parsed.amount)),
+    );
     const quote = this.routes.quote(state, amountInRaw);
     const nowSec = Math.floor(this.clock.now() / 1000);
-    const delegated = user.delegated.has(from.chainId);
+    const delegated = onChain ? onChain.delegated : user.delegated.has(from.chainId);
     const bundle = buildBridgeBundle({
       route: state.route,
       wallet: user.wallet.address,
@@ -85,13 +76,17 @@ export class SimIntents {
       gasFeeRaw: state.gasFeeRaw,
       quoteTimestamp: nowSec,
       fillDeadline: nowSec + 3 * 3600 + 900,
-      authorizationNonce: delegated ? null : (user.authNonces.get(from.chainId) ?? 0),
-      delegate: DEFAULT_DELEGATES[0]!,
+      authorizationNonce: delegated
+        ? null
+        : (onChain?.authorizationNonce ?? user.authNonces.get(from.chainId) ?? 0),
+      delegate,
       depositFunction: state.depositFunction,
       // The sender's current EntryPoint nonce under the owner's key: the same until one of its
       // operations executes.
       nonceKey: OWNER_NONCE_KEY,
-      sequence: user.opNonces.get(`${from.chainId}:${OWNER_NONCE_KEY}`) ?? 0n,
+      sequence: onChain?.sequence ?? user.opNonces.get(`${from.chainId}:${OWNER_NONCE_KEY}`) ?? 0n,
+      // A chain without the simulator's paymaster (a fork of Base): the wallet pays its own gas.
+      ...(onChain && !onChain.paymaster ? { paymaster: null } : {}),
     });
     const transferId = this.random.id('brt');
     const intentId = this.random.id('int');
@@ -161,6 +156,11 @@ export class SimIntents {
       throw error;
     }
     const taken = { userOpHash: intent.bundle.userOpHash, transferId: record.transfer.transferId };
+    if (this.chain) {
+      // The chain decides the rest: the signatures' form, the nonce, whether the calls run.
+      await this.submitOnChain(this.chain, record, intent, parsed.signature as Hex, parsed.authorization);
+      return taken;
+    }
     if (refused.length > 0) {
       // The service takes what recovers to the wallet; the chain refuses it: nothing moves, the
       // authorization is not applied, and the intent stays spent.
@@ -191,6 +191,74 @@ export class SimIntents {
     if (reverted) this.transfers.enter(record, 'failed', { failureReason: reverted });
     else this.transfers.scheduleProgress(record);
     return taken;
+  }
+
+  /** The amount a construct asks for (`max`: what the balance allows), checked against the balance. */
+  private amountIn(state: RouteState, balance: bigint, amount: string): bigint {
+    if (amount !== 'max') {
+      const amountInRaw = this.routes.amountRaw(state, amount);
+      if (balance < amountInRaw + state.gasFeeRaw)
+        throw insufficient(state, amountInRaw + state.gasFeeRaw, balance);
+      return amountInRaw;
+    }
+    const spendable = balance - state.gasFeeRaw;
+    const limits = this.routes.limits(state);
+    if (spendable < BigInt(limits.minAmountRaw)) {
+      if (spendable <= 0n) throw insufficient(state, BigInt(limits.minAmountRaw) + state.gasFeeRaw, balance);
+      throw new HttpFailure(
+        400,
+        'BAD_REQUEST',
+        `the largest amount is below the minimum of ${limits.minAmount}`,
+      );
+    }
+    return spendable > BigInt(limits.maxAmountRaw) ? BigInt(limits.maxAmountRaw) : spendable;
+  }
+
+  /** The wallet as the chain holds it; a route that starts on another chain cannot be built there. */
+  private async onChain(wallet: Address, state: RouteState, delegate: Address): Promise<WalletOnChain> {
+    const chain = this.chain!;
+    const { from } = state.route;
+    const chainId = await chain.chainId();
+    if (from.chainId !== chainId)
+      throw new HttpFailure(
+        400,
+        'BAD_REQUEST',
+        `route ${state.route.routeId} starts on chain ${from.chainId}; the simulator is the bundler on chain ${chainId} (${chain.where}) only`,
+      );
+    return chain.wallet(wallet, from.contractAddress, delegate);
+  }
+
+  /**
+   * Chain mode: `handleOps` on the chain. Refused there (`FailedOp`): failed with the chain's
+   * reason, nothing sent. Sent: submitted with the transaction's hash, then moved by its receipt.
+   * A node that does not answer before anything is sent leaves the intent unspent (503).
+   */
+  private async submitOnChain(
+    chain: SimChain,
+    record: TransferRecord,
+    intent: IntentRecord,
+    signature: Hex,
+    authorization: unknown,
+  ): Promise<void> {
+    let outcome: Awaited<ReturnType<SimChain['submit']>>;
+    try {
+      // checkSignatures made sure of the authorization's shape when the bundle asks for one.
+      outcome = await chain.submit(
+        intent.bundle,
+        signature,
+        authorization as { r: Hex; s: Hex; yParity: number },
+      );
+    } catch (error) {
+      intent.spent = false;
+      throw error;
+    }
+    if (outcome.status === 'refused') {
+      this.transfers.enter(record, 'submitted', { srcTxHash: '' });
+      this.transfers.enter(record, 'failed', { failureReason: outcome.reason });
+      return;
+    }
+    this.transfers.enter(record, 'submitted', { srcTxHash: outcome.transactionHash });
+    this.transfers.follow(record, outcome.receipt);
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { BridgeBundle, BridgeQuote, BridgeTransfer, TransferStatus } from '../../schemas/bridge.js';
 import { CALLBACK_STATES, TRANSITIONS } from '../../schemas/states.js';
 import type { SimCallbacks } from './callbacks.js';
+import type { ChainReceipt } from './chain.js';
 import type { SimClock, SimRandom } from './common.js';
 import { HttpFailure, validation } from './envelope.js';
 import type { SimUsers } from './users.js';
@@ -35,6 +36,8 @@ export class SimTransfers {
   readonly transfers = new Map<string, TransferRecord>();
   readonly intents = new Map<string, IntentRecord>();
   readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+  /** Receipts awaited in chain mode; `close` stops them from moving anything. */
+  readonly #followed = new Set<{ stopped: boolean }>();
   #seq = 0;
 
   constructor(
@@ -90,13 +93,14 @@ export class SimTransfers {
   enter(
     record: TransferRecord,
     status: TransferStatus,
-    details: { failureReason?: string | undefined },
+    details: { failureReason?: string | undefined; srcTxHash?: string },
   ): void {
     const transfer = record.transfer;
     transfer.status = status;
     transfer.updatedAt = new Date(this.clock.now()).toISOString();
     const hash = () => `0x${this.random.bytes(32).toString('hex')}`;
-    if (status === 'submitted') transfer.srcTxHash = hash();
+    // In chain mode the hash is the handleOps transaction's (none when the chain refused it).
+    if (status === 'submitted') transfer.srcTxHash = details.srcTxHash ?? hash();
     if (status === 'source_confirmed') {
       transfer.providerRef = String(1_000_000 + record.seq);
       this.users.adjust(
@@ -121,25 +125,56 @@ export class SimTransfers {
     const auto = this.autoAdvance;
     if (!auto) return;
     const timing = auto === true ? {} : auto;
-    const step = (ms: number, from: string, to: TransferStatus, then?: () => void) => {
-      const timer = setTimeout(() => {
-        this.#timers.delete(timer);
-        if (record.transfer.status !== from) return;
-        this.enter(record, to, {});
-        then?.();
-      }, ms);
-      timer.unref?.();
-      this.#timers.add(timer);
-    };
-    step(timing.sourceConfirmedMs ?? 1_000, 'submitted', 'source_confirmed', () =>
-      step(timing.deliveredMs ?? 2_000, 'source_confirmed', 'delivered'),
+    this.#step(record, timing.sourceConfirmedMs ?? 1_000, 'submitted', 'source_confirmed', () =>
+      this.#deliver(record),
     );
   }
 
-  /** Stops timers of automatic progress. */
+  /**
+   * Chain mode: the transfer moves as its handleOps receipt says, `source_confirmed` or `failed`
+   * naming why; the destination side stays simulated, delivered after `deliveredMs` unless
+   * `autoAdvance` is `false` (then a test delivers it with `advance`).
+   */
+  follow(record: TransferRecord, receipt: Promise<ChainReceipt>): void {
+    const watch = { stopped: false };
+    this.#followed.add(watch);
+    void receipt.then(
+      (outcome) => {
+        this.#followed.delete(watch);
+        // A test may have moved it already (advance), and a closed simulator moves nothing.
+        if (watch.stopped || record.transfer.status !== 'submitted') return;
+        if (!outcome.success) return this.enter(record, 'failed', { failureReason: outcome.reason });
+        this.enter(record, 'source_confirmed', {});
+        if (this.autoAdvance !== false) this.#deliver(record);
+      },
+      () => this.#followed.delete(watch),
+    );
+  }
+
+  #deliver(record: TransferRecord): void {
+    const auto = this.autoAdvance;
+    const ms = typeof auto === 'object' ? auto.deliveredMs : undefined;
+    this.#step(record, ms ?? 2_000, 'source_confirmed', 'delivered');
+  }
+
+  /** After `ms`, moves the transfer from `from` to `to`, unless a test moved it first. */
+  #step(record: TransferRecord, ms: number, from: string, to: TransferStatus, then?: () => void): void {
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      if (record.transfer.status !== from) return;
+      this.enter(record, to, {});
+      then?.();
+    }, ms);
+    timer.unref?.();
+    this.#timers.add(timer);
+  }
+
+  /** Stops timers of automatic progress, and the receipts awaited in chain mode. */
   close(): void {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
+    for (const watch of this.#followed) watch.stopped = true;
+    this.#followed.clear();
   }
 
   /** `GET /bridge/transfers/:id`: one transfer of the partner's user, as of now. */
