@@ -57,6 +57,22 @@ async function start(args: string[], env?: NodeJS.ProcessEnv): Promise<Info> {
   return JSON.parse(line) as Info;
 }
 
+/** The demo user bridges 5 USDC with `execute`, waited for until final: it must be delivered. */
+async function bridgeFive(client: PartnerClient, info: Info) {
+  const { transferId, summary } = await client.bridge.execute({
+    userId: info.userId,
+    routeId: 'base-usdc-to-bsc-usdc',
+    amount: '5',
+    signer: privateKeyToAccount(info.wallet.privateKey),
+  });
+  const final = await client.bridge.transfers.wait(
+    { userId: info.userId, transferId },
+    { pollIntervalMs: 100 },
+  );
+  expect(final.status).toBe('delivered');
+  return { final, summary };
+}
+
 describe.runIf(chain.ready)('simulate --chain-rpc', { timeout: 60_000 }, () => {
   let world: ChainWorld;
 
@@ -86,17 +102,7 @@ describe.runIf(chain.ready)('simulate --chain-rpc', { timeout: 60_000 }, () => {
     expect(refused?.code).toBe('INSUFFICIENT_BALANCE');
     await world.mint(info.wallet.address, toRawAmount('20', 6));
 
-    const { transferId, summary } = await client.bridge.execute({
-      userId: info.userId,
-      routeId: 'base-usdc-to-bsc-usdc',
-      amount: '5',
-      signer: privateKeyToAccount(info.wallet.privateKey),
-    });
-    const final = await client.bridge.transfers.wait(
-      { userId: info.userId, transferId },
-      { pollIntervalMs: 100 },
-    );
-    expect(final.status).toBe('delivered');
+    const { final, summary } = await bridgeFive(client, info);
     const receipt = await world.client.getTransactionReceipt({ hash: final.srcTxHash as Hex });
     const [event] = parseEventLogs({
       abi: entryPoint07Abi,
@@ -126,17 +132,7 @@ describe.runIf(chain.ready)('simulate --chain-rpc', { timeout: 60_000 }, () => {
       clientSecret: info.clientSecret,
     });
     await world.mint(info.wallet.address, toRawAmount('20', 6));
-    const { transferId } = await client.bridge.execute({
-      userId: info.userId,
-      routeId: 'base-usdc-to-bsc-usdc',
-      amount: '5',
-      signer: privateKeyToAccount(info.wallet.privateKey),
-    });
-    const final = await client.bridge.transfers.wait(
-      { userId: info.userId, transferId },
-      { pollIntervalMs: 100 },
-    );
-    expect(final.status).toBe('delivered');
+    const { final } = await bridgeFive(client, info);
     const transaction = await world.client.getTransaction({ hash: final.srcTxHash as Hex });
     expect(transaction.from).toBe(privateKeyToAccount(SECOND_KEY).address.toLowerCase());
   });
