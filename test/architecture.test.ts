@@ -314,6 +314,41 @@ describe('architecture: no circle and files of one sitting', () => {
   });
 });
 
+/** viem's ways to talk to a node: clients and transports. */
+const VIEM_IO = new Set([
+  'createClient',
+  'createPublicClient',
+  'createWalletClient',
+  'createTestClient',
+  'http',
+  'webSocket',
+  'fallback',
+  'custom',
+]);
+
+describe("architecture: a chain's I/O only in testing/ (the simulator's chain mode)", () => {
+  it("no file outside src/testing/ imports viem's clients or transports", () => {
+    const found: string[] = [];
+    for (const file of sourceFiles('src').map((path) => path.split('\\').join('/'))) {
+      const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+      for (const statement of source.statements) {
+        if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
+        if (!statement.moduleSpecifier.text.startsWith('viem')) continue;
+        const bindings = statement.importClause?.namedBindings;
+        if (!bindings || !ts.isNamedImports(bindings) || statement.importClause?.isTypeOnly) continue;
+        for (const element of bindings.elements) {
+          const name = (element.propertyName ?? element.name).text;
+          if (!element.isTypeOnly && VIEM_IO.has(name)) found.push(`${file} imports ${name}`);
+        }
+      }
+    }
+    const outside = found.filter((entry) => !entry.startsWith('src/testing/'));
+    expect(outside).toEqual([]);
+    // The scan sees the one place that does import them.
+    expect(found).toContain('src/testing/simulator/chain.ts imports createPublicClient');
+  });
+});
+
 describe('architecture: each idea said once', () => {
   it('the transfer states are spelled out in at most two src files (the state table and the simulator)', () => {
     const states = [...TRANSFER_STATES];
@@ -357,7 +392,8 @@ describe('architecture: one short data path (http/, auth/, resources/, core/)', 
   });
 
   it('a call is one object: the per-attempt objects and the interfaces restating Transport are gone', () => {
-    const gone = /\b(Attempt|AttemptErrors|CallTransport|AttemptOwner|RequestHook|CallHook|CallContext|withRetries)\b/;
+    const gone =
+      /\b(Attempt|AttemptErrors|CallTransport|AttemptOwner|RequestHook|CallHook|CallContext|withRetries)\b/;
     const left = sourceFiles('src').filter((file) => gone.test(readFileSync(file, 'utf8')));
     expect(left).toEqual([]);
   });
