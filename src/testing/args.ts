@@ -227,7 +227,7 @@ export function simulatorArgs<O, C, U, R, T>(find: SimulatorLookups<O, C, U, R, 
     createUser: z.object({
       params: z.strictObject({
         organisationId: organisation,
-        wallet: z.boolean({ error: 'must be a boolean' }).optional(),
+        wallet: z.union([z.boolean(), address], { error: 'must be a boolean or an address' }).optional(),
       }),
     }),
     fund: z.object({ userId: user, chainId, token, raw: baseUnits }),

@@ -242,8 +242,23 @@ export class PartnerSimulator {
     return this.#admin.run('rotateCredential', { clientId, params });
   }
 
-  /** A user of an organisation, with a new linked wallet (a real key) unless `wallet: false`. */
-  createUser(params: { organisationId: string; wallet?: boolean }): SimUser {
+  /**
+   * A user of an organisation, with a new linked wallet (a real key) unless `wallet: false`; or,
+   * given an address, with that wallet linked, whose key the simulator never sees: your KMS's
+   * signer, to prove it signs what the chain accepts (see `chain`).
+   *
+   * @example
+   * const { userId } = sim.createUser({ organisationId: sim.demo.organisationId, wallet: kmsSigner.address });
+   */
+  createUser(params: { organisationId: string; wallet?: boolean }): SimUser;
+  createUser(params: { organisationId: string; wallet: Address | string }): {
+    userId: string;
+    wallet: { address: Address; privateKey: null };
+  };
+  createUser(params: { organisationId: string; wallet?: boolean | Address | string }): {
+    userId: string;
+    wallet: { address: Address; privateKey: Hex | null } | null;
+  } {
     return this.#admin.run('createUser', { params });
   }
 

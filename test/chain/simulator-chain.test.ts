@@ -2,18 +2,23 @@ import {
   concat,
   encodeAbiParameters,
   type Hex,
+  hashMessage,
+  hexToBigInt,
   keccak256,
   pad,
   parseAbiParameters,
   parseEventLogs,
+  toHex,
 } from 'viem';
 import { entryPoint07Abi } from 'viem/account-abstraction';
-import { privateKeyToAccount } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount, sign } from 'viem/accounts';
+import { hashAuthorization } from 'viem/utils';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   ArgumentError,
   BadRequestError,
   type BridgeRoute,
+  type BridgeSigner,
   PartnerClient,
   signBridgeBatch,
   toRawAmount,
@@ -63,55 +68,72 @@ describe.runIf(chain.ready)('the simulator as the bundler on a real chain', { ti
   const statusesOf = (transferId: string) =>
     sim.callbacks.filter((body) => body.transferId === transferId).map((body) => body.status);
 
+  /** The README's flow, step by step, for a wallet `signer` signs for; checked on the chain. */
+  async function readmeFlow(userId: string, signer: BridgeSigner, delegated: boolean) {
+    const step = delegated ? 'delegated' : 'first delegation';
+    const wallet = signer.address as Hex;
+    const quote = await client.bridge.quote({ userId, routeId: ROUTE, amount: '25' });
+    const built = await client.bridge.construct({ userId, routeId: ROUTE, amount: '25' });
+    expect(built.bundle.authorization === null, step).toBe(delegated);
+    expect(built.quote.amountOut, step).toBe(quote.amountOut);
+    const verified = verifyBridgeBatch({ route, construct: built, wallet, amount: '25' });
+    const signed = await signBridgeBatch({ verified, signer });
+    const before = await world.balanceOf(wallet);
+    const nonce = await world.nonceOf(wallet, 1n);
+
+    const { transferId, userOpHash } = await client.bridge.send({
+      userId,
+      intentId: built.intentId,
+      ...signed,
+    });
+    const final = await client.bridge.transfers.wait({ userId, transferId }, FAST);
+
+    expect(final.status, step).toBe('delivered');
+    expect(statusesOf(transferId), step).toEqual(['submitted', 'source_confirmed', 'delivered']);
+    // srcTxHash is the bundler's handleOps transaction: its UserOperationEvent carries the SDK's hash.
+    const receipt = await world.client.getTransactionReceipt({ hash: final.srcTxHash as Hex });
+    const [event] = parseEventLogs({
+      abi: entryPoint07Abi,
+      logs: receipt.logs,
+      eventName: 'UserOperationEvent',
+    });
+    expect(event?.args, step).toMatchObject({
+      userOpHash: verified.userOpHash,
+      sender: wallet,
+      success: true,
+    });
+    expect(userOpHash, step).toBe(verified.userOpHash);
+    expect(receipt.type, step).toBe(delegated ? 'eip1559' : 'eip7702');
+    const [deposit] = parseEventLogs({
+      abi: spokePoolEvents,
+      logs: receipt.logs,
+      eventName: 'FundsDeposited',
+    });
+    expect(deposit?.args.inputAmount, step).toBe(verified.source.amountRaw);
+    // The chain's balances and nonces moved, as the summary says.
+    expect(before - (await world.balanceOf(wallet)), step).toBe(verified.totalDebit.amountRaw);
+    expect(await world.nonceOf(wallet, 1n), step).toBe(nonce + 1n);
+    expect(await world.client.getCode({ address: wallet }), step).toBe(
+      concat(['0xef0100', world.delegate]).toLowerCase(),
+    );
+  }
+
   it("runs the README flow: a first delegation, then delegated, each executed by the chain's EntryPoint and delivered", async () => {
     const { userId, wallet } = await walletHolding('100');
-    for (const delegated of [false, true]) {
-      const step = delegated ? 'delegated' : 'first delegation';
-      const quote = await client.bridge.quote({ userId, routeId: ROUTE, amount: '25' });
-      const built = await client.bridge.construct({ userId, routeId: ROUTE, amount: '25' });
-      expect(built.bundle.authorization === null, step).toBe(delegated);
-      expect(built.quote.amountOut, step).toBe(quote.amountOut);
-      const verified = verifyBridgeBatch({ route, construct: built, wallet: wallet.address, amount: '25' });
-      const signed = await signBridgeBatch({ verified, signer: wallet });
-      const before = await world.balanceOf(wallet.address);
-      const nonce = await world.nonceOf(wallet.address, 1n);
+    await readmeFlow(userId, wallet, false);
+    await readmeFlow(userId, wallet, true);
+  });
 
-      const { transferId, userOpHash } = await client.bridge.send({
-        userId,
-        intentId: built.intentId,
-        ...signed,
-      });
-      const final = await client.bridge.transfers.wait({ userId, transferId }, FAST);
-
-      expect(final.status, step).toBe('delivered');
-      expect(statusesOf(transferId), step).toEqual(['submitted', 'source_confirmed', 'delivered']);
-      // srcTxHash is the bundler's handleOps transaction: its UserOperationEvent carries the SDK's hash.
-      const receipt = await world.client.getTransactionReceipt({ hash: final.srcTxHash as Hex });
-      const [event] = parseEventLogs({
-        abi: entryPoint07Abi,
-        logs: receipt.logs,
-        eventName: 'UserOperationEvent',
-      });
-      expect(event?.args, step).toMatchObject({
-        userOpHash: verified.userOpHash,
-        sender: wallet.address,
-        success: true,
-      });
-      expect(userOpHash, step).toBe(verified.userOpHash);
-      expect(receipt.type, step).toBe(delegated ? 'eip1559' : 'eip7702');
-      const [deposit] = parseEventLogs({
-        abi: spokePoolEvents,
-        logs: receipt.logs,
-        eventName: 'FundsDeposited',
-      });
-      expect(deposit?.args.inputAmount, step).toBe(verified.source.amountRaw);
-      // The chain's balances and nonces moved, as the summary says.
-      expect(before - (await world.balanceOf(wallet.address)), step).toBe(verified.totalDebit.amountRaw);
-      expect(await world.nonceOf(wallet.address, 1n), step).toBe(nonce + 1n);
-      expect(await world.client.getCode({ address: wallet.address }), step).toBe(
-        concat(['0xef0100', world.delegate]).toLowerCase(),
-      );
-    }
+  it('proves a KMS-style signer the simulator never holds the key of: its wallet linked by address', async () => {
+    const signer = kmsStyleSigner(generatePrivateKey());
+    const { userId, wallet } = sim.createUser({
+      organisationId: sim.demo.organisationId,
+      wallet: signer.address,
+    });
+    expect(wallet).toEqual({ address: signer.address, privateKey: null });
+    await world.mint(signer.address, usdc('100'));
+    await readmeFlow(userId, signer, false);
+    await readmeFlow(userId, signer, true);
   });
 
   it('runs execute, the one-call flow, on the chain', async () => {
@@ -241,6 +263,27 @@ describe.runIf(chain.ready)('the simulator as the bundler on a real chain', { ti
     }
   });
 });
+
+/**
+ * A signer shaped as a KMS adapter is: raw digests signed, s not normalised (n - s, as AWS KMS
+ * may return it), v 0/1; `signBridgeBatch` puts both into the form the chain accepts.
+ */
+function kmsStyleSigner(key: Hex): BridgeSigner & { address: Hex } {
+  const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+  const raw = async (hash: Hex) => {
+    const { r, s, yParity } = await sign({ hash, privateKey: key });
+    return { r, s: toHex(N - hexToBigInt(s), { size: 32 }), yParity: 1 - yParity! };
+  };
+  return {
+    address: privateKeyToAccount(key).address,
+    signMessage: async ({ message }: { message: { raw: Hex } }) => {
+      const { r, s, yParity } = await raw(hashMessage(message));
+      return concat([r, s, toHex(yParity, { size: 1 })]);
+    },
+    signAuthorization: async (authorization: { address: Hex; chainId: number; nonce: number }) =>
+      raw(hashAuthorization(authorization)),
+  };
+}
 
 /** The error a call is refused with. */
 const refusal = (call: Promise<unknown>) =>

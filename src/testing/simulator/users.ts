@@ -1,3 +1,4 @@
+import { getAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { BridgeTransfer } from '../../schemas/bridge.js';
 import type { Address, Hex } from '../../schemas/common.js';
@@ -9,7 +10,8 @@ import { HttpFailure } from './envelope.js';
  * chain and token, and the EIP-7702 state that decides whether a batch needs an authorization.
  */
 
-export type SimWallet = { address: Address; privateKey: Hex };
+/** A wallet the simulator made (its key known), or one linked by address (a KMS's: `privateKey` null). */
+export type SimWallet = { address: Address; privateKey: Hex | null };
 
 export interface UserRecord {
   userId: string;
@@ -37,11 +39,13 @@ export class SimUsers {
 
   create(
     organisationId: string,
-    withWallet: boolean | undefined,
+    withWallet: boolean | Address | undefined,
   ): { userId: string; wallet: SimWallet | null } {
     const userId = this.random.id('usr');
     let wallet: SimWallet | null = null;
-    if (withWallet !== false) {
+    if (typeof withWallet === 'string') {
+      wallet = { address: getAddress(withWallet), privateKey: null };
+    } else if (withWallet !== false) {
       // A secp256k1 key is any 32 bytes below the group order; a draw above it (odds about 2^-128)
       // would fail in privateKeyToAccount rather than pass unnoticed.
       const privateKey = `0x${this.random.bytes(32).toString('hex')}` as const;
