@@ -192,6 +192,7 @@ export async function simulate(args: string[], io: Io): Promise<number> {
   const info = {
     baseUrl: server.url,
     adminUrl: `${server.url}${sim.adminPath}`,
+    organisationId: sim.demo.organisationId,
     clientId: sim.demo.credentials.clientId,
     clientSecret: sim.demo.credentials.clientSecret,
     userId: sim.demo.userId,
@@ -203,6 +204,7 @@ export async function simulate(args: string[], io: Io): Promise<number> {
   } else {
     io.out(`Partner simulator listening on ${info.baseUrl}
   admin API      ${info.adminUrl}${values['admin-token'] === undefined ? '' : '   (Authorization: Bearer <--admin-token>)'}
+  organisation   ${info.organisationId}
   client id      ${info.clientId}
   client secret  ${info.clientSecret}
   user           ${info.userId}

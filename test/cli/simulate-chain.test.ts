@@ -18,7 +18,11 @@ const SOURCE_BIN = ['--import', 'tsx', 'src/cli/bin.ts'];
 /** Anvil's second unlocked account's well-known test key. */
 const SECOND_KEY = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
 
+/** A wallet whose key the simulator never sees (anvil's second account). */
+const OTHER_WALLET = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+
 interface Info {
+  organisationId: string;
   baseUrl: string;
   adminUrl: string;
   clientId: string;
@@ -120,6 +124,18 @@ describe.runIf(chain.ready)('simulate --chain-rpc', { timeout: 60_000 }, () => {
     });
     expect(fund.status).toBe(400);
     expect(await fund.text()).toMatch(/follows the chain at .*fund the wallet on the chain/);
+
+    // A KMS's wallet is linked by its address over the admin API, as the README shows.
+    const linked = await fetch(`${info.adminUrl}/createUser`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ params: { organisationId: info.organisationId, wallet: OTHER_WALLET } }),
+    });
+    expect(linked.status).toBe(200);
+    expect(((await linked.json()) as { data: Info }).data.wallet).toEqual({
+      address: OTHER_WALLET,
+      privateKey: null,
+    });
   });
 
   it('--bundler-key-env: handleOps goes out from that key', async () => {

@@ -49,6 +49,8 @@ export interface WalletOnChain {
   sequence: bigint;
   /** Whether the simulator's paymaster has code there; without it the wallet pays its gas. */
   paymaster: boolean;
+  /** The latest block's timestamp, in seconds: a deposit's quote may not be later than it. */
+  time: number;
 }
 
 /** How an operation handed to `handleOps` ended, from the transaction's receipt. */
@@ -144,17 +146,20 @@ export class SimChain {
         'SERVICE_UNAVAILABLE',
         `the chain at ${this.where} has no EntryPoint at ${entryPoint}`,
       );
-    const [balance, nonce, count] = await this.#read('balanceOf, getNonce and eth_getTransactionCount', () =>
-      Promise.all([
-        reader.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [wallet] }),
-        reader.readContract({
-          address: entryPoint,
-          abi: entryPoint07Abi,
-          functionName: 'getNonce',
-          args: [wallet, OWNER_NONCE_KEY],
-        }),
-        reader.getTransactionCount({ address: wallet }),
-      ]),
+    const [balance, nonce, count, block] = await this.#read(
+      'balanceOf, getNonce and eth_getTransactionCount',
+      () =>
+        Promise.all([
+          reader.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [wallet] }),
+          reader.readContract({
+            address: entryPoint,
+            abi: entryPoint07Abi,
+            functionName: 'getNonce',
+            args: [wallet, OWNER_NONCE_KEY],
+          }),
+          reader.getTransactionCount({ address: wallet }),
+          reader.getBlock({ blockTag: 'latest' }),
+        ]),
     );
     return {
       balance,
@@ -162,6 +167,7 @@ export class SimChain {
       authorizationNonce: count,
       sequence: nonce & SEQUENCE_MASK,
       paymaster: paymasterCode !== undefined && paymasterCode !== '0x',
+      time: Number(block.timestamp),
     };
   }
 

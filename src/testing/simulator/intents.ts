@@ -66,7 +66,8 @@ export class SimIntents {
       max ? 'max' : (rawNumber(body, 'amount') ?? String(parsed.amount)),
     );
     const quote = this.routes.quote(state, amountInRaw);
-    const nowSec = Math.floor(this.clock.now() / 1000);
+    // A SpokePool refuses a quote timestamp later than its block's (a fork's clock may lag).
+    const nowSec = Math.min(Math.floor(this.clock.now() / 1000), onChain?.time ?? Number.POSITIVE_INFINITY);
     const delegated = onChain ? onChain.delegated : user.delegated.has(from.chainId);
     const bundle = buildBridgeBundle({
       route: state.route,
