@@ -212,7 +212,7 @@ export async function simulate(args: string[], io: Io): Promise<number> {
   private key    ${info.wallet.privateKey}   (a test key: never fund it on a real chain)${
     chain
       ? `
-  chain          ${chain.chainId} at ${chain.where}: the bundler; fund the wallet there`
+  chain          ${chain.chainId} at ${chain.where}: handleOps goes there; fund the wallet on that local or forked chain`
       : ''
   }
 Stop with Ctrl-C.`);

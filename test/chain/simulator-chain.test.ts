@@ -262,6 +262,34 @@ describe.runIf(chain.ready)('the simulator as the bundler on a real chain', { ti
       own.close();
     }
   });
+
+  it('builds without a paymaster where the chain has none (a fork of Base): the wallet pays its own gas', async () => {
+    const code = (await world.client.getCode({ address: world.paymaster }))!;
+    await world.client.setCode({ address: world.paymaster, bytecode: '0x' });
+    try {
+      const { userId, wallet } = await walletHolding('100');
+      await world.client.setBalance({ address: wallet.address, value: 10n ** 17n });
+      for (const delegated of [false, true]) {
+        const built = await client.bridge.construct({ userId, routeId: ROUTE, amount: '25' });
+        expect(built.bundle.userOp.paymaster).toBeUndefined();
+        expect(built.bundle.authorization === null).toBe(delegated);
+        // The verifier refuses an unsponsored batch unless told that the wallet pays its gas.
+        const verified = verifyBridgeBatch(
+          { route, construct: built, wallet: wallet.address, amount: '25' },
+          { requirePaymaster: false },
+        );
+        expect(verified.paymaster).toBeNull();
+        const signed = await signBridgeBatch({ verified, signer: wallet });
+        const eth = await world.client.getBalance({ address: wallet.address });
+        const { transferId } = await client.bridge.send({ userId, intentId: built.intentId, ...signed });
+        const final = await client.bridge.transfers.wait({ userId, transferId }, FAST);
+        expect(final.status, final.failureReason ?? '').toBe('delivered');
+        expect(await world.client.getBalance({ address: wallet.address })).toBeLessThan(eth);
+      }
+    } finally {
+      await world.client.setCode({ address: world.paymaster, bytecode: code });
+    }
+  });
 });
 
 /**
