@@ -78,7 +78,12 @@ describe('the API reference', () => {
   };
   // tsconfig.json may hold comments: TypeScript reads it.
   const tsconfig = ts.readConfigFile('tsconfig.json', ts.sys.readFile).config as {
-    typedocOptions: { entryPoints: string[] };
+    typedocOptions: {
+      entryPoints: string[];
+      out: string;
+      projectDocuments: string[];
+      treatWarningsAsErrors: boolean;
+    };
   };
   /**
    * Each module the package exports, with the source of its declarations: not its JSON files
@@ -102,6 +107,17 @@ describe('the API reference', () => {
     for (const { name, source } of subpaths) {
       expect(readFileSync(source!, 'utf8'), source).toContain(`@module ${name}\n`);
     }
+  });
+
+  it('holds the guides, fails on any warning, and is built where git and the package ignore it', () => {
+    const { out, projectDocuments, treatWarningsAsErrors } = tsconfig.typedocOptions;
+    expect(projectDocuments).toEqual(['docs/*.md']);
+    expect(treatWarningsAsErrors).toBe(true);
+    expect(readFileSync('.gitignore', 'utf8').split('\n')).toContain(`${out}/`);
+    const { files } = JSON.parse(readFileSync('package.json', 'utf8')) as { files: string[] };
+    expect(files.filter((pattern) => pattern.startsWith('docs'))).toEqual(['docs/*.md']);
+    // .ci/run builds it once, after the first suite's build.
+    expect(readFileSync('.ci/run', 'utf8')).toMatch(/^npm run docs$/m);
   });
 });
 
