@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPartnerSimulator, type PartnerSimulator } from '../../src/testing/index.js';
+import { DOCUMENTS } from '../helpers/documents.js';
 
 /*
  * The simulator's admin API over real HTTP, as a browser page or a rebinding attacker would reach
@@ -222,24 +223,32 @@ describe('client secrets are curl-safe', () => {
   });
 });
 
-describe('the documented curl calls', () => {
-  /** Every `curl … -X POST … <admin>/<operation> -d <body>` of a document, continuations joined. */
-  function adminPosts(file: string) {
-    const text = readFileSync(file, 'utf8').replace(/\\\n\s*/g, '');
-    const lines = text
-      .split('\n')
-      .filter((line) => /curl .*-X POST .*__admin|curl .*-X POST .*\$ADMIN/.test(line));
-    return lines.map((line) => {
-      const headers = [...line.matchAll(/-H '([^':]+): ([^']*)'/g)].map(([, name, value]) => [name!, value!]);
-      const operation = /(?:\$ADMIN|__admin\/v1)\/(\w+)/.exec(line)![1]!;
-      const quoted = /-d (?:'([^']*)'|"((?:[^"\\]|\\.)*)")/.exec(line)!;
-      // Shell variables stand for ids: any string will do to see how the call is taken.
-      const body = quoted[1] ?? quoted[2]!.replace(/\\"/g, '"').replace(/\$\w+/g, 'x');
-      return { line, headers: Object.fromEntries(headers), operation, body };
-    });
-  }
+/** Every `curl … -X POST … <admin>/<operation> -d <body>` of a document, continuations joined. */
+function adminPosts(file: string) {
+  const text = readFileSync(file, 'utf8').replace(/\\\n\s*/g, '');
+  const lines = text
+    .split('\n')
+    .filter((line) => /curl .*-X POST .*__admin|curl .*-X POST .*\$ADMIN/.test(line));
+  return lines.map((line) => {
+    const headers = [...line.matchAll(/-H '([^':]+): ([^']*)'/g)].map(([, name, value]) => [name!, value!]);
+    const operation = /(?:\$ADMIN|__admin\/v1)\/(\w+)/.exec(line)![1]!;
+    const quoted = /-d (?:'([^']*)'|"((?:[^"\\]|\\.)*)")/.exec(line)!;
+    // Shell variables stand for ids: any string will do to see how the call is taken.
+    const body = quoted[1] ?? quoted[2]!.replace(/\\"/g, '"').replace(/\$\w+/g, 'x');
+    return { line, headers: Object.fromEntries(headers), operation, body };
+  });
+}
 
-  it.each(['docs/simulator.md', 'README.md'])('in %s are taken by the admin API', async (file) => {
+describe('the documented curl calls', () => {
+  // The README and every guide: the admin calls are shown in docs/simulator.md, and wherever else
+  // a document shows one, it must be taken as well.
+  const documents = DOCUMENTS.filter((file) => adminPosts(file).length > 0);
+
+  it('docs/simulator.md shows admin calls', () => {
+    expect(documents).toContain('docs/simulator.md');
+  });
+
+  it.each(documents)('in %s are taken by the admin API', async (file) => {
     const posts = adminPosts(file);
     expect(posts.length).toBeGreaterThan(0);
     for (const post of posts) {
