@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { parseArgs } from '../../core/args.js';
-import { simulatorArgs } from '../args.js';
+import { simulatorArgs } from './args.js';
 import type { Credential, Organisation } from './auth.js';
 import type { SimCore } from './core.js';
 import type { RouteState } from './routes.js';

@@ -4,16 +4,11 @@ import { PREFIX } from '../core/logger.js';
 import { Page, PagePromise } from '../core/pagination.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { ResponseValidationError } from '../errors/client-errors.js';
-import { ENDPOINTS, send } from '../resources/endpoints.js';
-import {
-  type TransferGetParams,
-  type TransferListParams,
-  waitArgs,
-  waitOptionsSchema,
-} from '../resources/params.js';
-import { call, checkArgs, Resource } from '../resources/resource.js';
+import { pollTransfer, type WaitOptions, type WaitParams } from '../flows/wait.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
-import { pollTransfer, type WaitOptions, type WaitParams } from './wait.js';
+import { ENDPOINTS, send } from './endpoints.js';
+import { type TransferGetParams, type TransferListParams, waitArgs, waitOptionsSchema } from './params.js';
+import { call, checkArgs, Resource } from './resource.js';
 
 type ListArgs = Parameters<typeof ENDPOINTS.transfers.parts>[0];
 

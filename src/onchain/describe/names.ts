@@ -1,7 +1,7 @@
 // Names a person recognises, for the chains of `ACROSS_SPOKE_POOLS` and the published delegates.
 // They come from the SDK's own tables, never from the service: a route's `chain` text is not
 // checked by anything, so a description names a chain by its id.
-import { MAV2_7702_DELEGATE_V100, MAV2_7702_DELEGATE_V110 } from '../core/contracts.js';
+import { MAV2_7702_DELEGATE_V100, MAV2_7702_DELEGATE_V110 } from '../../core/contracts.js';
 
 /** Chain id → display name, for every chain the SpokePool table lists. */
 export const CHAIN_NAMES: Readonly<Record<number, string>> = Object.freeze({

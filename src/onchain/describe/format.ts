@@ -2,7 +2,7 @@
 // formatted from base units and decimals, cut (when it is cut at all) by bigint arithmetic in the
 // direction that never overstates what is received or understates what is paid, and only then
 // handed to Intl as an exact decimal string that has no digit left to round.
-import { fromRawAmount } from '../core/amounts.js';
+import { fromRawAmount } from '../../core/amounts.js';
 
 /**
  * How an amount is cut when it has more digits than are shown: what is received (a minimum, a

@@ -1,7 +1,7 @@
-import { type ExecuteTracker, isExecuteTracker, TRACK_BEFORE_SIGNING } from '../core/tracking.js';
-import { ArgumentError } from '../errors/client-errors.js';
-import { TrackerError } from '../errors/tracker-errors.js';
-import type { BridgeConstructResult } from '../schemas/bridge.js';
+import { type ExecuteTracker, isExecuteTracker, TRACK_BEFORE_SIGNING } from '../../core/tracking.js';
+import { ArgumentError } from '../../errors/client-errors.js';
+import { TrackerError } from '../../errors/tracker-errors.js';
+import type { BridgeConstructResult } from '../../schemas/bridge.js';
 
 /** The `tracker` of `bridge.execute`, checked before any request: one made by `createTransferTracker`. */
 export function checkExecuteTracker(tracker: unknown): ExecuteTracker | undefined {

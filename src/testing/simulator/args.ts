@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import { exactlyOneSecret, secretsShape } from '../callbacks/standard-webhooks.js';
-import { durationMs } from '../core/args.js';
-import { type BridgeTransfer, bridgeSchemas, TRANSFER_STATES } from '../schemas/bridge.js';
-import { ADDRESS_PATTERN, type Address, type Hex, matching } from '../schemas/common.js';
+import { exactlyOneSecret, secretsShape } from '../../callbacks/standard-webhooks.js';
+import { durationMs } from '../../core/args.js';
+import { type BridgeTransfer, bridgeSchemas, TRANSFER_STATES } from '../../schemas/bridge.js';
+import { ADDRESS_PATTERN, type Address, type Hex, matching } from '../../schemas/common.js';
 
 /*
  * The argument schemas of the testing entry, one per public function and simulator method. They are

@@ -1,7 +1,7 @@
 // What `describeBridgeBatch` returns: text for a person, a locale-free form for a program, and the
 // digests that tie both to the bytes a signer receives.
-import type { Hex } from '../schemas/common.js';
-import type { JsonValue } from './describe-digest.js';
+import type { Hex } from '../../schemas/common.js';
+import type { JsonValue } from './digest.js';
 
 /** The version of `machine`: a field's meaning never changes under one version. */
 export const BRIDGE_SUMMARY_SCHEMA = 'partner-s2s/bridge-summary@1';

@@ -1,8 +1,9 @@
 // describeQuoteChange: how a rebuilt quote differs from the one a person agreed to, in words they
 // can consent to. Each figure is set against the baseline, never against a previous attempt.
-import { readArgs } from '../core/args.js';
-import { ArgumentError } from '../errors/client-errors.js';
-import type { Issue } from '../schemas/issues.js';
+import { readArgs } from '../../core/args.js';
+import { ArgumentError } from '../../errors/client-errors.js';
+import type { Issue } from '../../schemas/issues.js';
+import type { AmountChange, QuoteChange, TimeChange } from '../quote-change.js';
 import {
   type Cut,
   decimalUnits,
@@ -10,10 +11,9 @@ import {
   formatBpsAsPercent,
   formatDuration,
   formatTime,
-} from './describe-format.js';
-import { type DescribeOptions, readDescribeOptions } from './describe-options.js';
-import { shown } from './describe-text.js';
-import type { AmountChange, QuoteChange, TimeChange } from './quote-change.js';
+} from './format.js';
+import { type DescribeOptions, readDescribeOptions } from './options.js';
+import { shown } from './text.js';
 
 /** How `describeQuoteChange` writes: the options of `describeBridgeBatch` but the clock, and the symbols. */
 export interface DescribeQuoteChangeOptions extends Omit<DescribeOptions, 'now' | 'highFeeBps'> {

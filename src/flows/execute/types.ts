@@ -1,14 +1,19 @@
 // The shapes of `bridge.execute` that its builds share: progress, result, and the steps it calls.
 
-import type { Report } from '../core/isolate.js';
-import type { RequestOptions } from '../core/request-options.js';
-import type { SpanRunner } from '../http/tracing.js';
-import type { QuoteChange } from '../onchain/quote-change.js';
-import type { SignedBridgeBatch } from '../onchain/sign.js';
-import type { BridgeBatchSummary } from '../onchain/verify.js';
-import type { ConstructArgs } from '../resources/params.js';
-import type { BridgeConstructResult, BridgeQuote, BridgeRoute, BridgeTransfer } from '../schemas/bridge.js';
-import type { Hex } from '../schemas/common.js';
+import type { Report } from '../../core/isolate.js';
+import type { RequestOptions } from '../../core/request-options.js';
+import type { SpanRunner } from '../../http/tracing.js';
+import type { QuoteChange } from '../../onchain/quote-change.js';
+import type { SignedBridgeBatch } from '../../onchain/sign.js';
+import type { BridgeBatchSummary } from '../../onchain/verify/verify.js';
+import type { ConstructArgs } from '../../resources/params.js';
+import type {
+  BridgeConstructResult,
+  BridgeQuote,
+  BridgeRoute,
+  BridgeTransfer,
+} from '../../schemas/bridge.js';
+import type { Hex } from '../../schemas/common.js';
 import type { RequoteReason } from './requote-errors.js';
 import type { SigningTimes } from './signing.js';
 

@@ -1,11 +1,11 @@
 // The verifier's bounds (gas ceilings, fill margins, limits room) and the reading of its options
 // and clock, checked once before any batch is looked at.
-import { DEFAULTS } from '../core/defaults.js';
-import { ArgumentError } from '../errors/client-errors.js';
-import { ADDRESS_PATTERN, type Address } from '../schemas/common.js';
-import { bridgeIndex, type KnownToken, type TokenIndex, tokenIndex } from './tables.js';
+import { DEFAULTS } from '../../core/defaults.js';
+import { ArgumentError } from '../../errors/client-errors.js';
+import { ADDRESS_PATTERN, type Address } from '../../schemas/common.js';
+import { bridgeIndex, type KnownToken, type TokenIndex, tokenIndex } from '../tables.js';
 
-import type { VerifyBridgeBatchOptions } from './verify-types.js';
+import type { VerifyBridgeBatchOptions } from './types.js';
 
 export const ZERO_WORD = '0'.repeat(64);
 export const MAX_UINT32 = 0xffffffffn;

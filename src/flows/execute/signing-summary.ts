@@ -1,6 +1,6 @@
-import { describeBridgeBatch } from '../onchain/describe.js';
-import type { BridgeBatchView } from '../onchain/describe-types.js';
-import type { VerifiedBridgeBatch } from '../onchain/verify.js';
+import { describeBridgeBatch } from '../../onchain/describe/describe.js';
+import type { BridgeBatchView } from '../../onchain/describe/types.js';
+import type { VerifiedBridgeBatch } from '../../onchain/verify/verify.js';
 
 /**
  * What a signer is shown as `summary` of the batch it signs: the description an approver reads

@@ -1,16 +1,16 @@
-import { parseArgs } from '../core/args.js';
-import { API_PREFIX } from '../core/defaults.js';
-import type { BridgeRoute, BridgeTransfer, TransferStatus } from '../schemas/bridge.js';
-import type { Address, Hex } from '../schemas/common.js';
+import { parseArgs } from '../../core/args.js';
+import { API_PREFIX } from '../../core/defaults.js';
+import type { BridgeRoute, BridgeTransfer, TransferStatus } from '../../schemas/bridge.js';
+import type { Address, Hex } from '../../schemas/common.js';
+import { SimAdmin } from './admin.js';
+import { ADMIN_PREFIX, adminApi } from './admin-http.js';
 import { simulatorOptionsArgs } from './args.js';
-import { SimAdmin } from './simulator/admin.js';
-import { ADMIN_PREFIX, adminApi } from './simulator/admin-http.js';
-import type { CallbackDelivery, CallbackSigning } from './simulator/callbacks.js';
-import { createCore, type SimCore } from './simulator/core.js';
-import { partnerApi, type ReceivedRequest } from './simulator/endpoints.js';
-import { listenOn, simulatorFetch } from './simulator/http.js';
-import { openApiMount } from './simulator/openapi.js';
-import { DEFAULT_ROUTE_TOKENS } from './simulator/routes.js';
+import type { CallbackDelivery, CallbackSigning } from './callbacks.js';
+import { createCore, type SimCore } from './core.js';
+import { partnerApi, type ReceivedRequest } from './endpoints.js';
+import { listenOn, simulatorFetch } from './http.js';
+import { openApiMount } from './openapi.js';
+import { DEFAULT_ROUTE_TOKENS } from './routes.js';
 
 /** Options of {@link createPartnerSimulator}. */
 export interface SimulatorOptions {

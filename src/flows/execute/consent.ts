@@ -1,18 +1,18 @@
 // A rebuilt batch against the baseline: pinned facts, tolerances, and a person's consent in time.
 
-import { Deadline } from '../core/time.js';
-import { BatchVerificationError } from '../errors/bridge-errors.js';
-import { AbortError } from '../errors/client-errors.js';
+import { Deadline } from '../../core/time.js';
+import { BatchVerificationError } from '../../errors/bridge-errors.js';
+import { AbortError } from '../../errors/client-errors.js';
 import {
   outsideTolerance,
   pinnedDifferences,
   type QuoteChange,
   quoteChange,
-} from '../onchain/quote-change.js';
-import type { VerifiedBridgeBatch } from '../onchain/verify.js';
-import type { ExecutePolicy } from './execute-options.js';
-import type { ExecuteProgress } from './execute-types.js';
+} from '../../onchain/quote-change.js';
+import type { VerifiedBridgeBatch } from '../../onchain/verify/verify.js';
+import type { ExecutePolicy } from './options.js';
 import { type BuiltIntent, QuoteChangedError, type RequoteReason } from './requote-errors.js';
+import type { ExecuteProgress } from './types.js';
 
 /** What the tolerances are anchored to: what the person agreed to, first or last. */
 export interface Baseline {

@@ -1,11 +1,11 @@
 // The options of `describeBridgeBatch` and `describeQuoteChange`, read and checked before anything
 // is described: a locale the runtime cannot format or a time zone it does not know is an
 // `ArgumentError`, never a silent fallback to another language or zone.
-import { readArgs } from '../core/args.js';
-import { DEFAULTS } from '../core/defaults.js';
-import { ArgumentError } from '../errors/client-errors.js';
-import type { Issue } from '../schemas/issues.js';
-import { MOST_FRACTION_DIGITS } from './describe-format.js';
+import { readArgs } from '../../core/args.js';
+import { DEFAULTS } from '../../core/defaults.js';
+import { ArgumentError } from '../../errors/client-errors.js';
+import type { Issue } from '../../schemas/issues.js';
+import { MOST_FRACTION_DIGITS } from './format.js';
 
 /** How a description is written: the locale of its numbers and dates, its time zone, its clock. */
 export interface DescribeOptions {

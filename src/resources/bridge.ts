@@ -2,18 +2,21 @@ import type { ApiPromise, ResponseSink } from '../core/api-promise.js';
 import { apiCall } from '../core/args.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { IntentNotFoundError } from '../errors/api-error.js';
+import {
+  type BridgeExecuteParams,
+  type BridgeExecuteResult,
+  executeBridge,
+} from '../flows/execute/execute.js';
+import { SigningTimes } from '../flows/execute/signing.js';
+import {
+  type IntentMemory,
+  outcomeUnknown,
+  refuseOtherSubmit,
+  resolveSubmitOutcome,
+  type TakenSubmit,
+} from '../flows/submit.js';
 import { untraced } from '../http/tracing.js';
 import { refuseNonCanonical } from '../onchain/canonical.js';
-import type { Api } from '../resources/endpoints.js';
-import { ENDPOINTS, send } from '../resources/endpoints.js';
-import type {
-  BridgeConstructParams,
-  BridgeFeeEstimateParams,
-  BridgeQuoteParams,
-  BridgeSendParams,
-  ConstructArgs,
-} from '../resources/params.js';
-import { call, checkArgs, Resource } from '../resources/resource.js';
 import type {
   BridgeConstructResult,
   BridgeFeeEstimate,
@@ -22,15 +25,16 @@ import type {
   BridgeSendResult,
   BridgeTransfer,
 } from '../schemas/bridge.js';
-import { type BridgeExecuteParams, type BridgeExecuteResult, executeBridge } from './execute.js';
-import { SigningTimes } from './signing.js';
-import {
-  type IntentMemory,
-  outcomeUnknown,
-  refuseOtherSubmit,
-  resolveSubmitOutcome,
-  type TakenSubmit,
-} from './submit.js';
+import type { Api } from './endpoints.js';
+import { ENDPOINTS, send } from './endpoints.js';
+import type {
+  BridgeConstructParams,
+  BridgeFeeEstimateParams,
+  BridgeQuoteParams,
+  BridgeSendParams,
+  ConstructArgs,
+} from './params.js';
+import { call, checkArgs, Resource } from './resource.js';
 import { Transfers } from './transfers.js';
 
 export { Transfers };

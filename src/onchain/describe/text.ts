@@ -2,8 +2,9 @@
 // A chain is named from the SDK's own table by its id, a token by the verifier's table when it
 // lists it; what only the route says (an unlisted symbol, a chain's text) is shown with every
 // invisible or control character written out, so that it cannot reorder or hide the text around it.
-import type { Hex } from '../schemas/common.js';
-import { checksumAddress } from './describe-digest.js';
+import type { Hex } from '../../schemas/common.js';
+import type { SummarySide, VerifiedBridgeBatch } from '../verify/types.js';
+import { checksumAddress } from './digest.js';
 import {
   type Cut,
   formatAmount,
@@ -11,11 +12,10 @@ import {
   formatInteger,
   formatRelative,
   formatTime,
-} from './describe-format.js';
-import { CHAIN_NAMES, delegateName } from './describe-names.js';
-import type { ReadDescribeOptions } from './describe-options.js';
-import type { DescriptionWarning, DescriptionWarningCode } from './describe-types.js';
-import type { SummarySide, VerifiedBridgeBatch } from './verify-types.js';
+} from './format.js';
+import { CHAIN_NAMES, delegateName } from './names.js';
+import type { ReadDescribeOptions } from './options.js';
+import type { DescriptionWarning, DescriptionWarningCode } from './types.js';
 
 const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
 

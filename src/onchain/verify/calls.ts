@@ -1,12 +1,12 @@
 // Checks of the parts of a batch: the route's tokens against the well-known table, gas fields, the
 // ERC-20 calls (approve, fee transfer) and the Across deposit, word for word; the calls as the
 // user operation's call data must encode them.
-import type { BridgeBundle, BridgeRoute, TokenSide } from '../schemas/bridge.js';
-import type { Address, Hex } from '../schemas/common.js';
-import { INTEGRATOR_SUFFIX, SELECTOR } from './constants.js';
-import { argWord, isExecuteBatchOf, sameAddress, uintWord, wordAddress, wordUint } from './hex.js';
-import { type KnownToken, symbolKey, type TokenIndex } from './tables.js';
-import type { GasFields } from './user-operation.js';
+import type { BridgeBundle, BridgeRoute, TokenSide } from '../../schemas/bridge.js';
+import type { Address, Hex } from '../../schemas/common.js';
+import { INTEGRATOR_SUFFIX, SELECTOR } from '../constants.js';
+import { argWord, isExecuteBatchOf, sameAddress, uintWord, wordAddress, wordUint } from '../hex.js';
+import { type KnownToken, symbolKey, type TokenIndex } from '../tables.js';
+import type { GasFields } from '../user-operation.js';
 
 import {
   CLOCK_SKEW_SEC,
@@ -16,7 +16,7 @@ import {
   MAX_UINT32,
   QUOTE_TIME_BUFFER_SEC,
   ZERO_WORD,
-} from './verify-options.js';
+} from './options.js';
 
 export type Fail = (check: string, message: string, expected?: unknown, actual?: unknown) => void;
 

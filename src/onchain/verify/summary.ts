@@ -1,14 +1,14 @@
 // What verifyBridgeBatch returns once every check passed: the frozen summary of what the batch
 // does, bound to the bundle it was read from so that signBridgeBatch signs only that.
-import { type AmountInput, fromRawAmount } from '../core/amounts.js';
-import type { BridgeConstructResult, BridgeRoute, TokenSide } from '../schemas/bridge.js';
-import type { Address } from '../schemas/common.js';
-import type { KnownToken } from './tables.js';
-import type { EntryPointVersion } from './user-operation.js';
-import { readDigest, registerVerified } from './verified.js';
-import type { DepositFacts } from './verify-calls.js';
-import type { ReadOptions } from './verify-options.js';
-import type { SummarySide, VerifiedBridgeBatch } from './verify-types.js';
+import { type AmountInput, fromRawAmount } from '../../core/amounts.js';
+import type { BridgeConstructResult, BridgeRoute, TokenSide } from '../../schemas/bridge.js';
+import type { Address } from '../../schemas/common.js';
+import type { KnownToken } from '../tables.js';
+import type { EntryPointVersion } from '../user-operation.js';
+import { readDigest, registerVerified } from '../verified.js';
+import type { DepositFacts } from './calls.js';
+import type { ReadOptions } from './options.js';
+import type { SummarySide, VerifiedBridgeBatch } from './types.js';
 
 /**
  * What `verifyBridgeBatch` knows once the input is read: the caller's arguments, checked, and the

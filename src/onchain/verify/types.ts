@@ -1,8 +1,8 @@
 // What verifyBridgeBatch takes and returns: its parameters, options, summary and verified batch.
-import type { AmountInput } from '../core/amounts.js';
-import type { BridgeConstructResult, BridgeRoute, BundleAuthorization } from '../schemas/bridge.js';
-import type { Address, Hex } from '../schemas/common.js';
-import type { KnownToken } from './tables.js';
+import type { AmountInput } from '../../core/amounts.js';
+import type { BridgeConstructResult, BridgeRoute, BundleAuthorization } from '../../schemas/bridge.js';
+import type { Address, Hex } from '../../schemas/common.js';
+import type { KnownToken } from '../tables.js';
 
 /** What `verifyBridgeBatch` checks: the batch, against the route and the wallet and amount you meant. */
 export interface VerifyBridgeBatchParams {

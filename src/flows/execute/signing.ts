@@ -1,15 +1,15 @@
 // Signing within the quote's life: the learned signing times of a client, and one bounded signing.
-import { DEFAULTS } from '../core/defaults.js';
-import type { RequestOptions } from '../core/request-options.js';
-import { Deadline } from '../core/time.js';
-import { AbortError, TimeoutError } from '../errors/client-errors.js';
+import { DEFAULTS } from '../../core/defaults.js';
+import type { RequestOptions } from '../../core/request-options.js';
+import { Deadline } from '../../core/time.js';
+import { AbortError, TimeoutError } from '../../errors/client-errors.js';
 import {
   type BridgeSigner,
   type SignedBridgeBatch,
   type SignerCallContext,
   signBridgeBatch,
-} from '../onchain/sign.js';
-import type { VerifiedBridgeBatch } from '../onchain/verify.js';
+} from '../../onchain/sign.js';
+import type { VerifiedBridgeBatch } from '../../onchain/verify/verify.js';
 import { signingSummary } from './signing-summary.js';
 
 /** Samples kept per signer address: recent enough to follow a signer that got slower. */

@@ -1,11 +1,11 @@
 // The `requote` and `signing` options of `bridge.execute`: their types, and their check before any request.
 import * as z from 'zod';
-import { decimalLiteral } from '../core/amounts.js';
-import { parseArgs } from '../core/args.js';
-import { DEFAULTS, withDefaults } from '../core/defaults.js';
-import type { QuoteChange } from '../onchain/quote-change.js';
-import { verifiedRecord } from '../onchain/verified.js';
-import type { VerifiedBridgeBatch } from '../onchain/verify.js';
+import { decimalLiteral } from '../../core/amounts.js';
+import { parseArgs } from '../../core/args.js';
+import { DEFAULTS, withDefaults } from '../../core/defaults.js';
+import type { QuoteChange } from '../../onchain/quote-change.js';
+import { verifiedRecord } from '../../onchain/verified.js';
+import type { VerifiedBridgeBatch } from '../../onchain/verify/verify.js';
 
 /** What `requote.accept` is told besides the change. */
 export interface AcceptContext {

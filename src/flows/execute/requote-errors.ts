@@ -1,6 +1,6 @@
-import { PartnerError } from '../errors/base.js';
-import type { QuoteChange } from '../onchain/quote-change.js';
-import type { VerifiedBridgeBatch } from '../onchain/verify.js';
+import { PartnerError } from '../../errors/base.js';
+import type { QuoteChange } from '../../onchain/quote-change.js';
+import type { VerifiedBridgeBatch } from '../../onchain/verify/verify.js';
 
 /** Why quote-aware `execute` built a batch again. */
 export type RequoteReason = 'expiring' | 'signer-late' | 'service-503' | 'intent-expired';

@@ -1,16 +1,16 @@
 // The locale-free form of a verified batch, in ERC-7730 field vocabulary, and the warnings that
 // follow from the batch alone. Nothing here reads the locale, the time zone or the clock: its
 // canonical JSON, and so `summaryDigest`, is the same wherever and whenever it is made.
-import type { Address, Hex } from '../schemas/common.js';
-import { checksumAddress, type JsonValue } from './describe-digest.js';
-import { CHAIN_NAMES, delegateName } from './describe-names.js';
+import type { Address, Hex } from '../../schemas/common.js';
+import type { SummarySide, VerifiedBridgeBatch } from '../verify/types.js';
+import { checksumAddress, type JsonValue } from './digest.js';
+import { CHAIN_NAMES, delegateName } from './names.js';
 import {
   BRIDGE_SUMMARY_SCHEMA,
   type BridgeSummaryMachine,
   type DescriptionWarningCode,
   type MachineField,
-} from './describe-types.js';
-import type { SummarySide, VerifiedBridgeBatch } from './verify-types.js';
+} from './types.js';
 
 /** The warnings that follow from the batch alone, in the order they are shown. */
 export function batchWarnings(verified: VerifiedBridgeBatch): DescriptionWarningCode[] {

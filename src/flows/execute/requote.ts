@@ -1,27 +1,26 @@
 // The builds of one `bridge.execute`: construct → verify → compare to the baseline → sign in time →
 // send, and again (within `requote`) when the quote could not be signed in time.
-import { toRawAmount } from '../core/amounts.js';
-import { DEFAULTS } from '../core/defaults.js';
-import type { RequestOptions } from '../core/request-options.js';
-import { sleep } from '../core/time.js';
-import type { ExecuteTracker } from '../core/tracking.js';
-import { IntentNotFoundError, ServiceUnavailableError } from '../errors/api-error.js';
-import { BatchVerificationError, SubmitOutcomeUnknownError } from '../errors/bridge-errors.js';
-import { AbortError } from '../errors/client-errors.js';
-import type { SpanRunner } from '../http/tracing.js';
-import { quantity, sameAddress } from '../onchain/hex.js';
-import type { BridgeSigner } from '../onchain/sign.js';
+import { toRawAmount } from '../../core/amounts.js';
+import { DEFAULTS } from '../../core/defaults.js';
+import type { RequestOptions } from '../../core/request-options.js';
+import { sleep } from '../../core/time.js';
+import type { ExecuteTracker } from '../../core/tracking.js';
+import { IntentNotFoundError, ServiceUnavailableError } from '../../errors/api-error.js';
+import { BatchVerificationError, SubmitOutcomeUnknownError } from '../../errors/bridge-errors.js';
+import { AbortError } from '../../errors/client-errors.js';
+import type { SpanRunner } from '../../http/tracing.js';
+import { quantity, sameAddress } from '../../onchain/hex.js';
+import type { BridgeSigner } from '../../onchain/sign.js';
 import {
   type VerifiedBridgeBatch,
   type VerifyBridgeBatchOptions,
   verifyBridgeBatch,
-} from '../onchain/verify.js';
-import type { ConstructArgs } from '../resources/params.js';
-import type { BridgeConstructResult, BridgeRoute } from '../schemas/bridge.js';
+} from '../../onchain/verify/verify.js';
+import type { ConstructArgs } from '../../resources/params.js';
+import type { BridgeConstructResult, BridgeRoute } from '../../schemas/bridge.js';
+import { withSubmitIds } from '../submit.js';
 import { agreeWithBaseline, type Baseline } from './consent.js';
-import type { ExecutePolicy } from './execute-options.js';
-import { trackBeforeSigning } from './execute-tracking.js';
-import type { BridgeExecuteResult, ExecuteProgress, ExecuteSteps } from './execute-types.js';
+import type { ExecutePolicy } from './options.js';
 import {
   type BuiltIntent,
   type OperationNonce,
@@ -31,7 +30,8 @@ import {
   SigningTooSlowError,
 } from './requote-errors.js';
 import { SigningTimes, signInTime } from './signing.js';
-import { withSubmitIds } from './submit.js';
+import { trackBeforeSigning } from './tracking.js';
+import type { BridgeExecuteResult, ExecuteProgress, ExecuteSteps } from './types.js';
 
 /** Everything one `execute` call decided before its first construct. */
 export interface ExecuteRun {

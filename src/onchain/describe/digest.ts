@@ -2,9 +2,9 @@
 // viem) so that describing a batch stays as cheap and as pure as verifying it: the EIP-191 digest
 // a KMS or raw MPC signer receives, the EIP-7702 authorization hash, EIP-55 address checksums and
 // the RFC 8785 (JCS) canonical JSON whose hash is the summary digest.
-import type { BundleAuthorization } from '../schemas/bridge.js';
-import type { Address, Hex } from '../schemas/common.js';
-import { keccak256Hex, keccak256Text } from './keccak.js';
+import type { BundleAuthorization } from '../../schemas/bridge.js';
+import type { Address, Hex } from '../../schemas/common.js';
+import { keccak256Hex, keccak256Text } from '../keccak.js';
 
 /** `"\x19Ethereum Signed Message:\n32"`: what personal_sign puts before a 32-byte message. */
 const EIP191_PREFIX_32 = '19457468657265756d205369676e6564204d6573736167653a0a3332';

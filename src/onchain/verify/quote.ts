@@ -1,8 +1,8 @@
 // The checks of a quote: its arithmetic, its fees, its amount and its expiry.
-import { toRawAmount } from '../core/amounts.js';
-import type { Fail } from './verify-calls.js';
-import { LIMITS_ROOM_DIVISOR, MAX_DATE_MS, MAX_DECIMALS } from './verify-options.js';
-import type { QuoteFacts, RouteFacts } from './verify-summary.js';
+import { toRawAmount } from '../../core/amounts.js';
+import type { Fail } from './calls.js';
+import { LIMITS_ROOM_DIVISOR, MAX_DATE_MS, MAX_DECIMALS } from './options.js';
+import type { QuoteFacts, RouteFacts } from './summary.js';
 
 /** The quote's figures in base units. */
 export type QuoteFigures = Pick<QuoteFacts, 'amountInRaw' | 'amountOutRaw' | 'providerFeeRaw' | 'gasFeeRaw'>;

@@ -1,18 +1,18 @@
-import { parseArgs, parseOptions, readArgs, requestOptionsSchema } from '../core/args.js';
-import { ignoreReport, isolate } from '../core/isolate.js';
-import type { RequestOptions } from '../core/request-options.js';
-import type { ExecuteTracker } from '../core/tracking.js';
-import { ArgumentError } from '../errors/client-errors.js';
-import { untraced } from '../http/tracing.js';
-import type { BridgeSigner } from '../onchain/sign.js';
-import type { VerifyBridgeBatchOptions } from '../onchain/verify.js';
-import { type BridgeConstructParams, constructArgs } from '../resources/params.js';
-import { executePolicy, type RequoteOptions, type SigningOptions } from './execute-options.js';
-import { checkExecuteTracker } from './execute-tracking.js';
-import type { BridgeExecuteResult, ExecuteProgress, ExecuteSteps } from './execute-types.js';
+import { parseArgs, parseOptions, readArgs, requestOptionsSchema } from '../../core/args.js';
+import { ignoreReport, isolate } from '../../core/isolate.js';
+import type { RequestOptions } from '../../core/request-options.js';
+import type { ExecuteTracker } from '../../core/tracking.js';
+import { ArgumentError } from '../../errors/client-errors.js';
+import { untraced } from '../../http/tracing.js';
+import type { BridgeSigner } from '../../onchain/sign.js';
+import type { VerifyBridgeBatchOptions } from '../../onchain/verify/verify.js';
+import { type BridgeConstructParams, constructArgs } from '../../resources/params.js';
+import { executePolicy, type RequoteOptions, type SigningOptions } from './options.js';
 import { runBuilds } from './requote.js';
+import { checkExecuteTracker } from './tracking.js';
+import type { BridgeExecuteResult, ExecuteProgress, ExecuteSteps } from './types.js';
 
-export type { BridgeExecuteResult, ExecuteProgress, ExecuteSteps } from './execute-types.js';
+export type { BridgeExecuteResult, ExecuteProgress, ExecuteSteps } from './types.js';
 
 /** What `bridge.execute` takes: the construct arguments, the signer, and optional verify options and progress callback. */
 export type BridgeExecuteParams = BridgeConstructParams & {

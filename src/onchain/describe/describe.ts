@@ -1,16 +1,16 @@
 // describeBridgeBatch: what a verified batch does, as an approver reads it and a signer checks it.
 // Only a batch `verifyBridgeBatch` returned can be described: a description of an unchecked (or
 // hand-made) object would put the SDK's wording on facts nobody verified.
-import { ArgumentError } from '../errors/client-errors.js';
-import { authorizationHash, canonicalDigest, erc191Digest, type JsonValue } from './describe-digest.js';
-import { machineOf } from './describe-machine.js';
-import { type DescribeOptions, readDescribeOptions } from './describe-options.js';
-import { linesOf, type TextContext, titleOf, warningsOf } from './describe-text.js';
-import type { BridgeBatchView } from './describe-types.js';
-import { verifiedRecord } from './verified.js';
-import type { VerifiedBridgeBatch } from './verify-types.js';
+import { ArgumentError } from '../../errors/client-errors.js';
+import { verifiedRecord } from '../verified.js';
+import type { VerifiedBridgeBatch } from '../verify/types.js';
+import { authorizationHash, canonicalDigest, erc191Digest, type JsonValue } from './digest.js';
+import { machineOf } from './machine.js';
+import { type DescribeOptions, readDescribeOptions } from './options.js';
+import { linesOf, type TextContext, titleOf, warningsOf } from './text.js';
+import type { BridgeBatchView } from './types.js';
 
-export type { DescribeOptions } from './describe-options.js';
+export type { DescribeOptions } from './options.js';
 export type {
   BridgeBatchBinding,
   BridgeBatchView,
@@ -18,8 +18,8 @@ export type {
   DescriptionWarning,
   DescriptionWarningCode,
   MachineField,
-} from './describe-types.js';
-export { BRIDGE_SUMMARY_SCHEMA } from './describe-types.js';
+} from './types.js';
+export { BRIDGE_SUMMARY_SCHEMA } from './types.js';
 
 /**
  * Describes a verified bridge batch: a title and one fact a line for a person, warnings with

@@ -1,29 +1,22 @@
-import { decimalLiteral, toRawAmount } from '../core/amounts.js';
-import { readArgs } from '../core/args.js';
-import { BatchVerificationError, type VerificationIssue } from '../errors/bridge-errors.js';
-import { ArgumentError } from '../errors/client-errors.js';
-import { verifierSchemas } from '../schemas/bridge.js';
-import { ADDRESS_PATTERN, type Address } from '../schemas/common.js';
-import { OWNER_NONCE_KEY, SELECTOR } from './constants.js';
-import { sameAddress } from './hex.js';
-import { keccak256HexSharedPrefix } from './keccak.js';
+import { decimalLiteral, toRawAmount } from '../../core/amounts.js';
+import { readArgs } from '../../core/args.js';
+import { BatchVerificationError, type VerificationIssue } from '../../errors/bridge-errors.js';
+import { ArgumentError } from '../../errors/client-errors.js';
+import { verifierSchemas } from '../../schemas/bridge.js';
+import { ADDRESS_PATTERN, type Address } from '../../schemas/common.js';
+import { OWNER_NONCE_KEY, SELECTOR } from '../constants.js';
+import { sameAddress } from '../hex.js';
+import { keccak256HexSharedPrefix } from '../keccak.js';
 import {
   entryPointVersion,
   isEip7702Marker,
   packUserOperation,
   userOperationHash,
-} from './user-operation.js';
-import { bundleText } from './verified.js';
-import {
-  checkDeposit,
-  checkGas,
-  checkRouteTokens,
-  checkTokenCall,
-  type Fail,
-  readCalls,
-} from './verify-calls.js';
-import { MAX_DATE_MS, MIN_NOW_MS, readVerifyOptions, toMs } from './verify-options.js';
-import { checkAmount, checkArithmetic, checkExpiry, checkFees } from './verify-quote.js';
+} from '../user-operation.js';
+import { bundleText } from '../verified.js';
+import { checkDeposit, checkGas, checkRouteTokens, checkTokenCall, type Fail, readCalls } from './calls.js';
+import { MAX_DATE_MS, MIN_NOW_MS, readVerifyOptions, toMs } from './options.js';
+import { checkAmount, checkArithmetic, checkExpiry, checkFees } from './quote.js';
 import {
   type AccountFacts,
   type CallFacts,
@@ -33,21 +26,17 @@ import {
   type RouteFacts,
   type VerifiedFacts,
   verifiedBatch,
-} from './verify-summary.js';
-import type {
-  VerifiedBridgeBatch,
-  VerifyBridgeBatchOptions,
-  VerifyBridgeBatchParams,
-} from './verify-types.js';
+} from './summary.js';
+import type { VerifiedBridgeBatch, VerifyBridgeBatchOptions, VerifyBridgeBatchParams } from './types.js';
 
-export { GAS_CEILINGS } from './verify-options.js';
+export { GAS_CEILINGS } from './options.js';
 export type {
   BridgeBatchSummary,
   SummarySide,
   VerifiedBridgeBatch,
   VerifyBridgeBatchOptions,
   VerifyBridgeBatchParams,
-} from './verify-types.js';
+} from './types.js';
 
 /** The bits of an EntryPoint nonce key that select MAv2's validation: entity id and flags. */
 const VALIDATION_BITS = (1n << 40n) - 1n;
