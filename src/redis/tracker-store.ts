@@ -6,7 +6,7 @@ import { quiet } from '../core/isolate.js';
 import { type Logger, logWriter, PREFIX } from '../core/logger.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
-import type { TrackerLease, TrackerRecord, TrackerStore } from '../tracker/store.js';
+import type { TrackerLease, TrackerListRequest, TrackerRecord, TrackerStore } from '../tracker/store.js';
 import {
   prefixSchema,
   type RedisClientLike,
@@ -103,6 +103,7 @@ export function createRedisTrackerStore(options: RedisTrackerStoreOptions): Trac
     warnOnce();
     return evalScript(command, operation, script, keys, args.map(String), timeoutMs);
   };
+  let backfilled: Promise<void> | undefined;
   return {
     async track(record, trackOptions) {
       if (trackOptions?.db !== undefined) {
@@ -175,6 +176,21 @@ export function createRedisTrackerStore(options: RedisTrackerStoreOptions): Trac
       );
       return reply as string[];
     },
+    async list(request) {
+      const { key, prefix } = listKey(request);
+      // The first list indexes what an earlier version of the store wrote; later ones find it done.
+      backfilled ??= backfill(evaluate);
+      backfilled.catch(() => {
+        backfilled = undefined;
+      });
+      await backfilled;
+      const min = request.after === undefined ? `[${prefix}` : `(${prefix}${request.after}`;
+      const reply = await evaluate('tracker.list', scripts.LIST, [
+        ...[key, min, prefix === '' ? '+' : `(${nextPrefix(prefix)}`],
+        ...[Math.max(0, Math.floor(request.limit)), Buffer.byteLength(prefix)],
+      ]);
+      return (reply as unknown[][]).map((row) => recordOf(row.slice(2), 'tracker.list'));
+    },
     async prune(before) {
       let pruned = 0;
       for (;;) {
@@ -184,6 +200,37 @@ export function createRedisTrackerStore(options: RedisTrackerStoreOptions): Trac
       }
     },
   };
+}
+
+/** How many records one backfill script indexes. */
+const BACKFILL_BATCH = 500;
+
+async function backfill(
+  evaluate: (operation: string, script: string, args: (string | number)[]) => Promise<unknown>,
+): Promise<void> {
+  let cursor = '0';
+  for (;;) {
+    const reply = String(await evaluate('tracker.list', scripts.BACKFILL, [cursor, BACKFILL_BATCH]));
+    if (reply === 'done') return;
+    cursor = reply;
+  }
+}
+
+/**
+ * The list key (its index among the script's keys, from 1) that answers a request's filters, and
+ * the prefix of its members before the id: see `TRACKER_KEYS`.
+ */
+function listKey(request: TrackerListRequest): { key: number; prefix: string } {
+  const { userId, open } = request;
+  const flag = open === undefined ? '' : open ? 'o' : 'f';
+  if (typeof userId !== 'string') return open === undefined ? { key: 10, prefix: '' } : { key: 11, prefix: flag };
+  const user = `${Buffer.from(userId, 'utf8').toString('hex')}:`;
+  return open === undefined ? { key: 12, prefix: user } : { key: 13, prefix: user + flag };
+}
+
+/** The first string after every member that starts with `prefix` (its last character is ASCII). */
+function nextPrefix(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
 }
 
 /** The record as the store keeps it: the record without its observation, the observation, its rank. */
