@@ -223,7 +223,6 @@ end
 redis.call('ZREMRANGEBYSCORE', KEYS[9], '-inf', '(' .. ARGV[1])
 return #ids`;
 
-
 /**
  * A page of one list key: the members from `min` to `max` (a `ZRANGEBYLEX` range), at most a
  * limit, each read with its record, observation and rank. ARGV: list key (10 to 13), min, max,

@@ -103,8 +103,8 @@ export function createRedisTrackerStore(options: RedisTrackerStoreOptions): Trac
     warnOnce();
     return evalScript(command, operation, script, keys, args.map(String), timeoutMs);
   };
-  let backfilled: Promise<void> | undefined;
   return {
+    ...listOperation(evaluate),
     async track(record, trackOptions) {
       if (trackOptions?.db !== undefined) {
         throw new ArgumentError({
@@ -176,21 +176,6 @@ export function createRedisTrackerStore(options: RedisTrackerStoreOptions): Trac
       );
       return reply as string[];
     },
-    async list(request) {
-      const { key, prefix } = listKey(request);
-      // The first list indexes what an earlier version of the store wrote; later ones find it done.
-      backfilled ??= backfill(evaluate);
-      backfilled.catch(() => {
-        backfilled = undefined;
-      });
-      await backfilled;
-      const min = request.after === undefined ? `[${prefix}` : `(${prefix}${request.after}`;
-      const reply = await evaluate('tracker.list', scripts.LIST, [
-        ...[key, min, prefix === '' ? '+' : `(${nextPrefix(prefix)}`],
-        ...[Math.max(0, Math.floor(request.limit)), Buffer.byteLength(prefix)],
-      ]);
-      return (reply as unknown[][]).map((row) => recordOf(row.slice(2), 'tracker.list'));
-    },
     async prune(before) {
       let pruned = 0;
       for (;;) {
@@ -202,12 +187,39 @@ export function createRedisTrackerStore(options: RedisTrackerStoreOptions): Trac
   };
 }
 
+type Evaluate = (operation: string, script: string, args: (string | number)[]) => Promise<unknown>;
+
+/** `list`: a page of one list key, after indexing (once) what an earlier version wrote. */
+function listOperation(evaluate: Evaluate): Pick<TrackerStore, 'list'> {
+  let backfilled: Promise<void> | undefined;
+  return {
+    async list(request) {
+      const limit = request?.limit;
+      if (!Number.isInteger(limit) || limit < 1) {
+        throw new ArgumentError({
+          where: 'RedisTrackerStore.list',
+          issues: [{ path: 'limit', message: 'must be a positive whole number' }],
+        });
+      }
+      const { key, prefix } = listKey(request);
+      backfilled ??= backfill(evaluate);
+      backfilled.catch(() => {
+        backfilled = undefined;
+      });
+      await backfilled;
+      const min = request.after === undefined ? `[${prefix}` : `(${prefix}${request.after}`;
+      const max = prefix === '' ? '+' : `(${nextPrefix(prefix)}`;
+      const reply = await evaluate('tracker.list', scripts.LIST, [key, min, max, limit, prefix.length]);
+      return (reply as unknown[][]).map((row) => recordOf(row.slice(2), 'tracker.list'));
+    },
+  };
+}
+
 /** How many records one backfill script indexes. */
 const BACKFILL_BATCH = 500;
 
-async function backfill(
-  evaluate: (operation: string, script: string, args: (string | number)[]) => Promise<unknown>,
-): Promise<void> {
+/** Indexes, a batch a script, the records written before the list keys existed; then marks it done. */
+async function backfill(evaluate: Evaluate): Promise<void> {
   let cursor = '0';
   for (;;) {
     const reply = String(await evaluate('tracker.list', scripts.BACKFILL, [cursor, BACKFILL_BATCH]));
@@ -223,7 +235,8 @@ async function backfill(
 function listKey(request: TrackerListRequest): { key: number; prefix: string } {
   const { userId, open } = request;
   const flag = open === undefined ? '' : open ? 'o' : 'f';
-  if (typeof userId !== 'string') return open === undefined ? { key: 10, prefix: '' } : { key: 11, prefix: flag };
+  if (typeof userId !== 'string')
+    return open === undefined ? { key: 10, prefix: '' } : { key: 11, prefix: flag };
   const user = `${Buffer.from(userId, 'utf8').toString('hex')}:`;
   return open === undefined ? { key: 12, prefix: user } : { key: 13, prefix: user + flag };
 }

@@ -70,4 +70,3 @@ export function fresh(source: TrackerRecord['source'] = 'track', user = 'usr_con
   const transferId = `brt_conf_${Date.now().toString(36)}_${counter}_${Math.random().toString(36).slice(2, 6)}`;
   return newTrackerRecord({ transferId, userId: user, source, now: Date.now() });
 }
-

@@ -97,7 +97,8 @@ async function finish(store: TrackerStore, transferId: string): Promise<void> {
 }
 
 const sorted = (ids: Iterable<string>) => [...ids].sort();
-const noRepeats = (ids: string[]) => equal(new Set(ids).size, ids.length, `a record was listed twice: ${ids}`);
+const noRepeats = (ids: string[]) =>
+  equal(new Set(ids).size, ids.length, `a record was listed twice: ${ids}`);
 
 export function registerList(test: Register): void {
   test('list filters by user and by open or final, and pages of any size give one order', async (store) => {
@@ -119,12 +120,24 @@ export function registerList(test: Register): void {
         const label = JSON.stringify(filter);
         deepStrictEqual(sorted(whole.map((r) => r.transferId)), sorted(expected), label);
         for (const record of whole) {
-          deepStrictEqual(record, await store.get(record.transferId), `a listed record is the stored one (${label})`);
+          deepStrictEqual(
+            record,
+            await store.get(record.transferId),
+            `a listed record is the stored one (${label})`,
+          );
           equal(record.final, final.has(record.transferId), label);
         }
         // Pages of 3, then of 1, each from the last id seen: the same records in the same order.
-        deepStrictEqual(await walk(store, filter, 3), whole.map((r) => r.transferId), label);
-        deepStrictEqual(await walk(store, filter, 1), whole.map((r) => r.transferId), label);
+        deepStrictEqual(
+          await walk(store, filter, 3),
+          whole.map((r) => r.transferId),
+          label,
+        );
+        deepStrictEqual(
+          await walk(store, filter, 1),
+          whole.map((r) => r.transferId),
+          label,
+        );
       }
     }
     deepStrictEqual(await list({ userId: 'usr_list_nobody', limit: 10 }), []);
@@ -153,7 +166,8 @@ export function registerList(test: Register): void {
     const userOpen = await walk(store, { userId: 'usr_list_c', open: true }, 2, churn);
     noRepeats(userOpen);
     const stayedOpen = records.filter((r) => r.userId === 'usr_list_c' && !final.has(r.transferId));
-    for (const record of stayedOpen) ok(userOpen.includes(record.transferId), `${record.transferId} was skipped`);
+    for (const record of stayedOpen)
+      ok(userOpen.includes(record.transferId), `${record.transferId} was skipped`);
     for (const id of userOpen) ok(!before.has(id), `${id} was final before the list began`);
   });
 

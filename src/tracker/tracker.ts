@@ -1,12 +1,12 @@
 import * as z from 'zod';
 import { nonEmptyString, parseArgs } from '../core/args.js';
 import { DEFAULTS } from '../core/defaults.js';
+import type { Page } from '../core/pagination.js';
 import { type ExecutedTransfer, TRACK_BEFORE_SIGNING } from '../core/tracking.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import { TrackerError } from '../errors/tracker-errors.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
 import { stateRank } from '../schemas/states.js';
-import type { Page } from '../core/pagination.js';
 import { sweep } from './discover.js';
 import { TrackerEvents, type TransferTrackerEvents } from './events.js';
 import { listRecords, type TrackerListOptions } from './list.js';
