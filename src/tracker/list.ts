@@ -56,7 +56,8 @@ const check = (payload: string) => keccak256Hex(hex(new TextEncoder().encode(pay
 
 function encodeCursor(position: Position): string {
   const payload = JSON.stringify(position);
-  const binary = String.fromCharCode(...new TextEncoder().encode(payload));
+  let binary = '';
+  for (const byte of new TextEncoder().encode(payload)) binary += String.fromCharCode(byte);
   const body = btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
   return `${body}.${check(payload)}`;
 }

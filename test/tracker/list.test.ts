@@ -67,6 +67,15 @@ describe('tracker.list', () => {
     let seen = 0;
     for await (const _ of await tracker.list({ limit: 7 })) seen++;
     expect(seen).toBe(count);
+    // A cursor carries any user id whole.
+    for (const transferId of ['brt_ü1', 'brt_ü2']) {
+      await store.track(
+        newTrackerRecord({ userId: 'usr_ü 日本', transferId, source: 'track', now: Date.now() }),
+      );
+    }
+    const one = await tracker.list({ userId: 'usr_ü 日本', limit: 1 });
+    const two = await tracker.list({ userId: 'usr_ü 日本', limit: 1, cursor: one.nextCursor! });
+    expect([...one.data, ...two.data].map((r) => r.transferId)).toEqual(['brt_ü1', 'brt_ü2']);
   });
 
   it('a store without list tracks as before; list rejects with a TrackerError saying so, after checking its arguments', async () => {
