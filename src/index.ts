@@ -120,7 +120,8 @@ export type { TransferTrackerEvents, TransferOverdue } from './tracker/events.js
 export type { TransferTrackerOptions, TrackerClient, TrackerSchedule } from './tracker/options.js';
 export type { TrackerDeadlines, TrackerDiscovery } from './tracker/options.js';
 export { MemoryTrackerStore } from './tracker/memory-store.js';
-export type { TrackerStore } from './tracker/store.js';
+export type { TrackerStore, TrackerRecord } from './tracker/store.js';
+export type { TrackerListOptions } from './tracker/list.js';
 
 // Errors: one class per failure, and the guards that tell them apart.
 export * from './errors/index.js';
