@@ -1,6 +1,7 @@
 /**
  * Following every transfer to its end with the durable tracker: the memory store and the embedded
- * simulator here; a Postgres or Redis store in production (see README, "Tracking transfers durably").
+ * simulator here; a Postgres or Redis store in production (see docs/tracking.md, "Tracking
+ * transfers durably").
  *
  *   node --import tsx examples/tracker.ts
  */

@@ -3,9 +3,9 @@
 // imported from node_modules), when the CommonJS build bundles a package that ships CommonJS of its
 // own or contains an `import()` (Jest runs neither without a flag), when bundled code has no licence
 // notice, when the build imports a package that package.json does not declare (it would be missing
-// from a partner's install), or when the packed tarball exceeds its budget; prints each entry's size
-// (the files its import loads at once, and those it loads on first use) and the packed size, the
-// figures bench/README quotes.
+// from a partner's install), when the README or a guide of docs/ is not in the tarball, or when the
+// packed tarball exceeds its budget; prints each entry's size (the files its import loads at once,
+// and those it loads on first use) and the packed size, the figures bench/README quotes.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -160,6 +160,19 @@ const named = leaves(pkg.exports).filter((path) => path !== './package.json');
 for (const path of [...named, ...Object.values(pkg.bin ?? {})]) {
   const file = path.replace(/^\.\//, '');
   if (!shipped.has(file)) failures.push(`${path}, named in package.json, is not in the packed tarball`);
+}
+// The README and the guides it links to ship, so that `--help` and the README can point at them
+// under node_modules/partner-s2s-sdk/; the API reference (docs/api, built by `npm run docs`) does not.
+const guides = readdirSync('docs')
+  .filter((name) => name.endsWith('.md'))
+  .map((name) => `docs/${name}`);
+if (guides.length === 0) failures.push('docs/ holds no guide (docs/*.md)');
+for (const doc of ['README.md', ...guides]) {
+  if (!shipped.has(doc)) failures.push(`${doc} is not in the packed tarball`);
+}
+for (const file of packed.files) {
+  if (file.path.startsWith('docs/') && !guides.includes(file.path))
+    failures.push(`${file.path} is in the package: only the guides docs/*.md ship`);
 }
 for (const file of packed.files) {
   if (!/\.c?js$/.test(file.path)) continue;

@@ -67,7 +67,9 @@ async function check(name, fn) {
   }
 }
 
-const packed = JSON.parse(await sh(repo, 'npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work]));
+const packed = JSON.parse(
+  await sh(repo, 'npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work]),
+);
 const tarball = join(work, packed[0].filename);
 console.log(`${packed[0].filename} (${packed[0].size} bytes) on node ${process.version}, in ${work}`);
 

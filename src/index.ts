@@ -8,7 +8,7 @@
  */
 
 // biome-ignore-all assist/source/organizeImports: the exports are grouped by concept, not sorted by path.
-import type { Bridge as BridgeResource, Transfers as TransfersResource } from './flows/bridge.js';
+import type { Bridge as BridgeResource, Transfers as TransfersResource } from './resources/bridge.js';
 
 // The client: its options and their defaults, what each call takes and returns.
 export { PartnerClient } from './client.js';
@@ -51,16 +51,16 @@ export type Bridge = BridgeResource;
 export type Transfers = TransfersResource;
 export type { BridgeQuoteParams, BridgeFeeEstimateParams, BridgeSendParams } from './resources/params.js';
 export type { BridgeConstructParams, TransferGetParams, TransferListParams } from './resources/params.js';
-export type { BridgeExecuteParams, BridgeExecuteResult, ExecuteProgress } from './flows/execute.js';
+export type { BridgeExecuteParams, BridgeExecuteResult, ExecuteProgress } from './flows/execute/execute.js';
 // Quote-aware execute: the requote and signing options, the comparison to the baseline, its errors.
-export type { AcceptContext, RequoteOptions, SigningOptions } from './flows/execute-options.js';
+export type { AcceptContext, RequoteOptions, SigningOptions } from './flows/execute/options.js';
 export {
   QuoteChangedError,
   RequoteExhaustedError,
   RequoteNonceError,
   SigningTooSlowError,
-} from './flows/requote-errors.js';
-export type { BuiltIntent, OperationNonce, RequoteReason } from './flows/requote-errors.js';
+} from './flows/execute/requote-errors.js';
+export type { BuiltIntent, OperationNonce, RequoteReason } from './flows/execute/requote-errors.js';
 export { compareQuotes } from './onchain/quote-change.js';
 export type { AmountChange, QuoteChange, TimeChange } from './onchain/quote-change.js';
 export type { SignerCallContext } from './onchain/sign.js';
@@ -81,9 +81,9 @@ export type { TransferStatus, KnownTransferStatus } from './schemas/bridge.js';
 export type { Address, DecimalString, Hex, RawAmountString } from './schemas/common.js';
 
 // Verify a constructed batch against what was asked, then sign it: the known contracts they trust.
-export { verifyBridgeBatch } from './onchain/verify.js';
-export type { VerifyBridgeBatchParams, VerifyBridgeBatchOptions } from './onchain/verify.js';
-export type { VerifiedBridgeBatch, BridgeBatchSummary, SummarySide } from './onchain/verify.js';
+export { verifyBridgeBatch } from './onchain/verify/verify.js';
+export type { VerifyBridgeBatchParams, VerifyBridgeBatchOptions } from './onchain/verify/verify.js';
+export type { VerifiedBridgeBatch, BridgeBatchSummary, SummarySide } from './onchain/verify/verify.js';
 export { signBridgeBatch } from './onchain/sign.js';
 export type { BridgeSigner, SignBridgeBatchParams, SignedBridgeBatch } from './onchain/sign.js';
 export { DEFAULT_ENTRY_POINTS, ENTRY_POINT_V07, ENTRY_POINT_V08 } from './onchain/constants.js';
@@ -91,13 +91,17 @@ export { DEFAULT_DELEGATES, MAV2_7702_DELEGATE_V100, MAV2_7702_DELEGATE_V110 } f
 export { ACROSS_SPOKE_POOLS, type KnownToken, WELL_KNOWN_TOKENS } from './onchain/tables.js';
 
 // Describe a verified batch for an approver and a signer's policy; word a change of quote.
-export { BRIDGE_SUMMARY_SCHEMA, describeBridgeBatch } from './onchain/describe.js';
-export type { BridgeBatchView, BridgeBatchBinding, MachineField } from './onchain/describe.js';
-export type { BridgeSummaryMachine } from './onchain/describe.js';
-export type { DescribeOptions, DescriptionWarning, DescriptionWarningCode } from './onchain/describe.js';
-export { describeQuoteChange } from './onchain/describe-change.js';
-export type { DescribeQuoteChangeOptions, QuoteChangeView } from './onchain/describe-change.js';
-export { CHAIN_NAMES } from './onchain/describe-names.js';
+export { BRIDGE_SUMMARY_SCHEMA, describeBridgeBatch } from './onchain/describe/describe.js';
+export type { BridgeBatchView, BridgeBatchBinding, MachineField } from './onchain/describe/describe.js';
+export type { BridgeSummaryMachine } from './onchain/describe/describe.js';
+export type {
+  DescribeOptions,
+  DescriptionWarning,
+  DescriptionWarningCode,
+} from './onchain/describe/describe.js';
+export { describeQuoteChange } from './onchain/describe/change.js';
+export type { DescribeQuoteChangeOptions, QuoteChangeView } from './onchain/describe/change.js';
+export { CHAIN_NAMES } from './onchain/describe/names.js';
 
 // Callbacks: parse a delivery, route it to listeners once and in order, remember what was seen.
 export { CALLBACK_KINDS, parseBridgeCallback } from './callbacks/parse.js';
@@ -116,7 +120,8 @@ export type { TransferTrackerEvents, TransferOverdue } from './tracker/events.js
 export type { TransferTrackerOptions, TrackerClient, TrackerSchedule } from './tracker/options.js';
 export type { TrackerDeadlines, TrackerDiscovery } from './tracker/options.js';
 export { MemoryTrackerStore } from './tracker/memory-store.js';
-export type { TrackerStore } from './tracker/store.js';
+export type { TrackerStore, TrackerRecord } from './tracker/store.js';
+export type { TrackerListOptions } from './tracker/list.js';
 
 // Errors: one class per failure, and the guards that tell them apart.
 export * from './errors/index.js';

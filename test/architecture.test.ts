@@ -20,7 +20,9 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   core: ['schemas', 'errors'],
   http: ['schemas', 'errors', 'core'],
   auth: ['schemas', 'errors', 'core', 'http'],
-  resources: [...BELOW_RESOURCES],
+  // resources/ and flows/ are the top of the data side, one way round inside it (checked below):
+  // the resource classes (bridge.ts, transfers.ts) → the flows → the endpoint table (endpoints.ts, params.ts).
+  resources: [...BELOW_RESOURCES, 'flows', 'onchain'],
   flows: [...BELOW_RESOURCES, 'resources', 'onchain'],
   client: [...BELOW_RESOURCES, 'resources', 'flows', 'onchain', 'callbacks'],
   // Side layers: the pure on-chain core, and the callback receiver (which reads bodies through core/body.ts).
@@ -40,6 +42,12 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   // The CLI sits on top, beside client.ts: a consumer of the public entries and nothing else.
   cli: ['index', 'testing', 'stores'],
 };
+
+/** The resource classes: the only files of resources/ that call the flows. */
+const RESOURCE_CLASSES = new Set(['src/resources/bridge.ts', 'src/resources/transfers.ts']);
+
+/** The endpoint table and its argument schemas: the only files of resources/ the flows use. */
+const ENDPOINT_TABLE = new Set(['src/resources/endpoints.ts', 'src/resources/params.ts']);
 
 /** The files the CLI may import outside its folder: the package's public entries. */
 const PUBLIC_ENTRIES = new Set(['src/index.ts', 'src/testing/index.ts', 'src/stores/index.ts']);
@@ -211,6 +219,14 @@ function violations(): Violation[] {
       const targetLayer = layerOf(target);
       if (targetLayer !== layer && !allowed.includes(targetLayer)) {
         found.push({ key, where, why: `${layer} imports ${targetLayer} (${target})` });
+      } else if (
+        layer === 'resources' &&
+        ['flows', 'onchain'].includes(targetLayer) &&
+        !RESOURCE_CLASSES.has(file)
+      ) {
+        found.push({ key, where, why: `${target} is used by the resource classes only, not ${file}` });
+      } else if (layer === 'flows' && targetLayer === 'resources' && !ENDPOINT_TABLE.has(target)) {
+        found.push({ key, where, why: `flows import the endpoint table only, not ${target}` });
       } else if (layer === 'cli' && targetLayer !== 'cli' && !PUBLIC_ENTRIES.has(target)) {
         found.push({ key, where, why: `cli imports ${target}, not a public entry` });
       }
@@ -298,6 +314,44 @@ describe('architecture: the folders are the layers (ARCHITECTURE.md)', () => {
       ),
     );
     expect(intoRouter).toEqual([]);
+  });
+});
+
+/** Every file under `dir`, as a path from the repository's root. */
+const filesUnder = (dir: string) =>
+  readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative('.', join(entry.parentPath, entry.name)).split('\\').join('/'));
+
+describe('architecture: folders that say what they hold', () => {
+  it('the resource classes are in resources/, execute in flows/execute/, verify and describe in their folders', () => {
+    const src = filesUnder('src');
+    const resourceClasses = src.filter((file) => /\bextends Resource\b/.test(readFileSync(file, 'utf8')));
+    expect(resourceClasses.sort()).toEqual([...RESOURCE_CLASSES].sort());
+    const prefixed = src.filter((file) =>
+      /^src\/(flows\/(execute|requote|signing|consent)|onchain\/(verify|describe))[-.]/.test(file),
+    );
+    expect(prefixed).toEqual([]);
+    expect(
+      src.filter((file) => /^src\/testing\/[^/]+$/.test(file) && /\/(simulator|args)\.ts$/.test(file)),
+    ).toEqual([]);
+  });
+
+  it('tests: Redis and Postgres under test/redis/ and test/postgres/, no name repeating its folder', () => {
+    const tests = filesUnder('test').filter((file) => /\.test(-d)?\.ts$/.test(file));
+    const misplaced = tests.filter(
+      (file) => /redis|postgres/i.test(file.split('/').pop()!) && !/^test\/(redis|postgres)\//.test(file),
+    );
+    expect(misplaced).toEqual([]);
+    const repeating = tests.filter((file) => {
+      const parts = file.split('/');
+      if (parts.length < 3) return false;
+      const folder = parts[parts.length - 2]!.replace(/s$/, '');
+      const name = parts[parts.length - 1]!.replace(/\.test(-d)?\.ts$/, '');
+      // The folder's main suite (test/cli/cli.test.ts) is named for it, and that is fine.
+      return name !== folder && name !== `${folder}s` && new RegExp(`^${folder}s?-`).test(name);
+    });
+    expect(repeating).toEqual([]);
   });
 });
 

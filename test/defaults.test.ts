@@ -65,6 +65,7 @@ describe('DEFAULTS', () => {
         discover: { everyMs: 600_000, horizonMs: 86_400_000, pageSize: 100 },
         tickMs: 1_000,
         retentionMs: 7 * 86_400_000,
+        list: { limit: 100, maxLimit: 1_000 },
       },
       verifier: {
         expiryMarginMs: 15_000,

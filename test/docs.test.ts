@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { DOCUMENTS } from './helpers/documents.js';
 import { codeBlocks } from './helpers/markdown.js';
 import { checkSnippets } from './helpers/type-check.js';
 
@@ -77,7 +78,12 @@ describe('the API reference', () => {
   };
   // tsconfig.json may hold comments: TypeScript reads it.
   const tsconfig = ts.readConfigFile('tsconfig.json', ts.sys.readFile).config as {
-    typedocOptions: { entryPoints: string[] };
+    typedocOptions: {
+      entryPoints: string[];
+      out: string;
+      projectDocuments: string[];
+      treatWarningsAsErrors: boolean;
+    };
   };
   /**
    * Each module the package exports, with the source of its declarations: not its JSON files
@@ -102,10 +108,21 @@ describe('the API reference', () => {
       expect(readFileSync(source!, 'utf8'), source).toContain(`@module ${name}\n`);
     }
   });
+
+  it('holds the guides, fails on any warning, and is built where git and the package ignore it', () => {
+    const { out, projectDocuments, treatWarningsAsErrors } = tsconfig.typedocOptions;
+    expect(projectDocuments).toEqual(['docs/*.md']);
+    expect(treatWarningsAsErrors).toBe(true);
+    expect(readFileSync('.gitignore', 'utf8').split('\n')).toContain(`${out}/`);
+    const { files } = JSON.parse(readFileSync('package.json', 'utf8')) as { files: string[] };
+    expect(files.filter((pattern) => pattern.startsWith('docs'))).toEqual(['docs/*.md']);
+    // .ci/run builds it once, after the first suite's build.
+    expect(readFileSync('.ci/run', 'utf8')).toMatch(/^npm run docs$/m);
+  });
 });
 
 /**
- * The names README snippets take as given: the partner's own objects (a client, a user id, a
+ * The names the snippets of the README and the guides take as given: the partner's own objects (a client, a user id, a
  * logger, a database), and the runtimes and frameworks a mounting line speaks to. Declared, not
  * implemented: the snippets are type-checked, not run.
  */
@@ -189,7 +206,7 @@ describe('the supported Node.js versions', () => {
   // That the README and .ci/run state the same versions as `engines`: test/node-policy.test.ts.
 });
 
-describe('README', () => {
+describe('README and the guides', () => {
   it.each([
     ['without', false],
     ['with', true],
@@ -207,23 +224,30 @@ describe('README', () => {
         return `import { ${names.join(', ')} } from '${specifier}';`;
       }).join(' ');
 
-      const blocks = codeBlocks(readFileSync('README.md', 'utf8'));
-      expect(blocks.length).toBeGreaterThan(20);
       const snippets: Record<string, string> = { 'readme-context.d.ts': README_CONTEXT };
-      const starts = new Map<string, number>();
-      for (const { line, code, file } of blocks) {
-        // A recipe of several files names each on its first line, so they can import one another.
-        const name = file ?? `README.md-${line}.ts`;
-        const fragment = !/^import /m.test(code);
-        // The fragment's imports share its first line, so line numbers stay the README's.
-        snippets[name] = `${fragment ? fragmentImports : ''}${code}\nexport {};\n`;
-        starts.set(name, line);
+      /** Where each snippet starts: its document and line. */
+      const starts = new Map<string, { document: string; line: number }>();
+      const perDocument = new Map<string, number>();
+      for (const document of DOCUMENTS) {
+        const blocks = codeBlocks(readFileSync(document, 'utf8'));
+        perDocument.set(document, blocks.length);
+        for (const { line, code, file } of blocks) {
+          // A recipe of several files names each on its first line, so they can import one another.
+          const name = file ?? `${document}-${line}.ts`;
+          expect(starts.get(name), `${name} is named twice`).toBeUndefined();
+          const fragment = !/^import /m.test(code);
+          // The fragment's imports share its first line, so line numbers stay the document's.
+          snippets[name] = `${fragment ? fragmentImports : ''}${code}\nexport {};\n`;
+          starts.set(name, { document, line });
+        }
       }
+      // The quick start stays in the README; the guides hold the rest.
+      expect(perDocument.get('README.md')).toBeGreaterThanOrEqual(3);
+      expect([...perDocument.values()].reduce((sum, count) => sum + count, 0)).toBeGreaterThanOrEqual(40);
       const errors = checkSnippets(snippets, { dom }).map((error) => {
         const [, name = '', at = '0', message] = /^(.*?):(\d+): ([\s\S]*)$/.exec(error) ?? [];
-        return starts.has(name)
-          ? `README.md:${starts.get(name)! + Number(at) - 1} (${name}): ${message}`
-          : error;
+        const start = starts.get(name);
+        return start ? `${start.document}:${start.line + Number(at) - 1} (${name}): ${message}` : error;
       });
       expect(errors).toEqual([]);
     },

@@ -18,7 +18,7 @@ import { checkSnippets } from './helpers/type-check.js';
  * The OpenAPI document of the interface, for partners who do not write TypeScript: valid OpenAPI
  * 3.1, exactly the specified endpoints with their scopes, open where the specification is, types
  * generated from it that the SDK's own values fit, and the same document wherever it is obtained
- * (the package's file, the simulator, the CLI in test/cli/cli-openapi.test.ts).
+ * (the package's file, the simulator, the CLI in test/cli/openapi.test.ts).
  */
 
 const doc = openApiDocument();

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { TrackerListOptions, TrackerRecord, TransferTracker } from '../src/index.js';
 import * as main from '../src/index.js';
 import * as postgres from '../src/postgres/index.js';
 import * as redis from '../src/redis/index.js';
+import type { TrackerRecord as StoredTrackerRecord, TrackerListRequest } from '../src/stores/index.js';
 import * as stores from '../src/stores/index.js';
 import * as testing from '../src/testing/index.js';
 
@@ -166,5 +168,12 @@ describe('the public surface', () => {
         "migratePostgres",
       ]
     `);
+  });
+
+  it('types leave no value name: those of tracker.list are on the entry partners call it from, and on ./stores for store authors', () => {
+    expectTypeOf<TransferTracker['list']>().parameter(0).toEqualTypeOf<TrackerListOptions | undefined>();
+    expectTypeOf<Awaited<ReturnType<TransferTracker['list']>>['data']>().toEqualTypeOf<TrackerRecord[]>();
+    expectTypeOf<StoredTrackerRecord>().toEqualTypeOf<TrackerRecord>();
+    expectTypeOf<TrackerListRequest>().toHaveProperty('after');
   });
 });

@@ -5,23 +5,27 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { transfer } from '../fixtures/wire.js';
 import { createPartnerSimulator, type PartnerSimulator } from '../src/testing/index.js';
+import { DOCUMENTS } from './helpers/documents.js';
 import { codeBlocks } from './helpers/markdown.js';
 
 /**
- * README's serverless recipes, run as written: each file of a recipe is written out as the README
- * shows it, the package's name pointing at the sources and Next.js's `@/` at the recipe's root.
+ * The serverless recipes (docs/serverless.md), run as written: each file of a recipe is written out
+ * as the guide shows it, the package's name pointing at the sources and Next.js's `@/` at the
+ * recipe's root. Recipes are looked for in the README and every guide, wherever the text moves.
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'readme-recipes-'));
 const recipes = new Map(
-  codeBlocks(readFileSync('README.md', 'utf8')).flatMap(({ file, code }) =>
-    file ? [[file, code] as const] : [],
+  DOCUMENTS.flatMap((document) =>
+    codeBlocks(readFileSync(document, 'utf8')).flatMap(({ file, code }) =>
+      file ? [[file, code] as const] : [],
+    ),
   ),
 );
 
 async function load<T>(file: string): Promise<T> {
   const code = recipes.get(file);
-  if (code === undefined) throw new Error(`README has no block for ${file}`);
+  if (code === undefined) throw new Error(`neither the README nor a guide has a block for ${file}`);
   const path = join(dir, file);
   const written = code
     .replace(/from 'partner-s2s-sdk'/g, `from '${resolve('src/index.ts')}'`)
@@ -58,7 +62,7 @@ interface LambdaResult {
 }
 type LambdaHandler = (event: Record<string, unknown>) => Promise<LambdaResult>;
 
-describe('README: AWS Lambda behind API Gateway', () => {
+describe('docs/serverless.md: AWS Lambda behind API Gateway', () => {
   const delivered = JSON.stringify(transfer({ transferId: 'tr_lambda_v2', status: 'delivered' }));
   const refunded = JSON.stringify(transfer({ transferId: 'tr_lambda_v1', status: 'refunded' }));
   let handler: LambdaHandler;
@@ -119,7 +123,7 @@ describe('README: AWS Lambda behind API Gateway', () => {
   });
 });
 
-describe('README: Next.js route handlers', () => {
+describe('docs/serverless.md: Next.js route handlers', () => {
   let sim: PartnerSimulator | undefined;
   let server: { url: string; close: () => Promise<void> } | undefined;
   afterAll(async () => {

@@ -35,8 +35,10 @@ commands:
   openapi      print the OpenAPI 3.1 document of the interface (as partner-s2s-sdk/openapi.json)
 
 Run "partner-s2s-sdk <command> --help" for a command's options, "partner-s2s-sdk --version"
-for the version. Documentation: the README shipped in the package (node_modules/partner-s2s-sdk/
-README.md), section "Testing your integration with the simulator".
+for the version. Documentation ships in the package, under node_modules/partner-s2s-sdk/:
+  docs/cli.md        these commands
+  docs/simulator.md  simulate: the simulator as a server, and its admin API
+  README.md          the SDK, and the other guides in docs/
 exit codes: 0 ok, 1 verification failed or the service refused, 2 usage error`;
 
 /**

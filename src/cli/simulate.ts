@@ -6,8 +6,8 @@ export const SIMULATE_USAGE = `usage: partner-s2s-sdk simulate [options]
 
 Starts the Partner Service Interface simulator over HTTP and runs until SIGINT or SIGTERM, or
 until the process that started it (npx, a test harness) ends.
-The partner API is under <baseUrl>, the admin API under <adminUrl>: the README shipped in the
-package, section "The simulator as a server, and the CLI", describes both.
+The partner API is under <baseUrl>, the admin API under <adminUrl>: docs/simulator.md, shipped
+in the package (node_modules/partner-s2s-sdk/docs/simulator.md), describes both.
 
 options:
   --port N                   port to listen on, 0 for any free one (default 4010)

@@ -222,6 +222,8 @@ export const DEFAULTS = deepFreeze({
     tickMs: 1_000,
     /** Final records are pruned this long after their last change: 7 days. */
     retentionMs: 7 * 86_400_000,
+    /** `tracker.list`: records a page when no `limit` is given, and the largest `limit` taken. */
+    list: { limit: 100, maxLimit: 1_000 },
   },
   /** `verifyBridgeBatch`: the options (`VerifyBridgeBatchOptions`) it applies when none is given. */
   verifier: {

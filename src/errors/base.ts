@@ -24,7 +24,8 @@ export function jsonSafe(value: unknown, depth = 0): unknown {
  * when two copies of the package may be loaded (a bundled dependency, ESM and CJS side by side).
  *
  * An error that wraps another (`cause`) says why in its own message: it ends with the reason of the
- * root of the `cause` chain (see {@link withReason}), and `cause` keeps the chain as it was.
+ * root of the `cause` chain (docs/errors.md, "Errors say why", has the rules), and `cause` keeps
+ * the chain as it was.
  *
  * @example
  * try { await client.bridge.routes(); }

@@ -4,10 +4,10 @@ import { ArgumentError } from '../errors/client-errors.js';
 import type { AuthorizationSignature, BridgeBundle } from '../schemas/bridge.js';
 import { ADDRESS_PATTERN, type Address, HASH32_PATTERN, type Hex } from '../schemas/common.js';
 import { canonicalAuthorization, canonicalUserOpSignature } from './canonical.js';
-import type { BridgeBatchView } from './describe-types.js';
+import type { BridgeBatchView } from './describe/types.js';
 import { sameAddress } from './hex.js';
 import { bundleText, sameBundle, textDigest, verifiedRecord } from './verified.js';
-import type { VerifiedBridgeBatch } from './verify.js';
+import type { VerifiedBridgeBatch } from './verify/verify.js';
 import { loadViem, loadViemUtils } from './viem.js';
 
 /**

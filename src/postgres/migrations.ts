@@ -59,6 +59,14 @@ const MIGRATIONS: readonly { id: number; sql: (s: string) => string }[] = [
       create index tracker_records_users on ${s}.tracker_records (updated_ms, user_id);
       create index tracker_records_final on ${s}.tracker_records (updated_ms) where final;`,
   },
+  {
+    // `list` pages by transfer id after the last one shown (keyset), under each of its filters.
+    id: 4,
+    sql: (s) => `
+      create index tracker_records_list_user on ${s}.tracker_records (user_id, transfer_id);
+      create index tracker_records_list_open on ${s}.tracker_records (final, transfer_id);
+      create index tracker_records_list_user_open on ${s}.tracker_records (user_id, final, transfer_id);`,
+  },
 ];
 
 /** The newest schema version this build knows. */

@@ -59,6 +59,17 @@ const claimSchema = z.lazy(() =>
       .max(10_000, 'must be at most 10000'),
   }),
 );
+const listSchema = z.lazy(() =>
+  z.looseObject({
+    userId: nonEmptyString.optional(),
+    open: z.boolean({ error: 'must be true or false' }).optional(),
+    after: nonEmptyString.optional(),
+    limit: z
+      .int({ error: 'must be a whole number' })
+      .positive('must be positive')
+      .max(10_000, 'must be at most 10000'),
+  }),
+);
 const claimOneSchema = z.lazy(() => claimSchema.unwrap().omit({ limit: true }));
 const renewSchema = z.lazy(() => z.looseObject({ leaseMs: durationMs }));
 const trackOptionsSchema = z.lazy(() => z.looseObject({ db: queryable.optional() }).optional());
@@ -299,6 +310,25 @@ function recordOperations({ s, run }: StoreConnection): Omit<TrackerStore, keyof
         [Math.ceil(from)],
       );
       return rows.map((row) => String(row.user_id));
+    },
+    async list(input) {
+      const request = parseArgs(listSchema, input, 'PostgresTrackerStore.list');
+      // One statement per combination of filters, each answered by its index in transfer id order
+      // (migration 4; the primary key without filters): a keyset page, never a scan.
+      const where: string[] = [];
+      const values: unknown[] = [request.limit];
+      const bind = (value: unknown) => `$${values.push(value)}`;
+      if (request.userId !== undefined) where.push(`user_id = ${bind(request.userId)}`);
+      if (request.open !== undefined) where.push(`final = ${bind(!request.open)}`);
+      if (request.after !== undefined) where.push(`transfer_id > ${bind(request.after)}`);
+      const rows = await run(
+        'tracker.list',
+        `select ${RETURNED} from ${s}.tracker_records t
+          ${where.length > 0 ? `where ${where.join(' and ')}` : ''}
+          order by transfer_id limit $1`,
+        values,
+      );
+      return rows.map(toRecord);
     },
     async prune(before) {
       const until = parseArgs(epochMs, before, 'PostgresTrackerStore.prune');

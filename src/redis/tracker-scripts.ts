@@ -19,6 +19,11 @@
  * - `woken`: SET of leased transfers that `observe` asked to be due at once after the lease.
  * - `final`: ZSET of final transfers, scored by their record's `updatedAt`, for `prune`.
  * - `users`: ZSET userId → the latest `trackedAt`/`updatedAt` of its records, for `users`.
+ * - `list`, `list:state`, `list:user`, `list:user:state`: ZSETs of score 0 that `list` pages by
+ *   member (`ZRANGEBYLEX`), one per filter: the id; `o` or `f` (open, final) and the id; the
+ *   user's id in hex, `:` and the id; the user's in hex, `:`, `o` or `f` and the id. Hex keeps a
+ *   user's members apart from every other user's, whatever characters the ids hold.
+ * - `list:indexed`: set once every record written before the `list` keys existed was indexed.
  */
 export const TRACKER_KEYS = [
   'due',
@@ -30,6 +35,11 @@ export const TRACKER_KEYS = [
   'woken',
   'final',
   'users',
+  'list',
+  'list:state',
+  'list:user',
+  'list:user:state',
+  'list:indexed',
 ] as const;
 
 const NOW = `local time = redis.call('TIME')
@@ -44,10 +54,31 @@ const LEASE = `local function lease(id, untilMs)
     redis.call('HGET', KEYS[3], id) or '', redis.call('HGET', KEYS[4], id) or '-1'}
 end`;
 
+/** A user's id in hex: the store's code computes the same (`listPrefix`). */
+const HEX = `local function hexof(text)
+  return (string.gsub(text, '.', function(c) return string.format('%02x', string.byte(c)) end))
+end`;
+
+/** Puts a transfer in the list keys under its user and state, out of its other state's. */
+const INDEX = `${HEX}
+local function index(id, user, final)
+  local u = hexof(user) .. ':'
+  local flag, other = 'o', 'f'
+  if final then flag, other = 'f', 'o' end
+  redis.call('ZADD', KEYS[10], 0, id)
+  redis.call('ZREM', KEYS[11], other .. id)
+  redis.call('ZADD', KEYS[11], 0, flag .. id)
+  redis.call('ZADD', KEYS[12], 0, u .. id)
+  redis.call('ZREM', KEYS[13], u .. other .. id)
+  redis.call('ZADD', KEYS[13], 0, u .. flag .. id)
+end`;
+
 /** ARGV: id, record, observed ('' for none), rank, final ('1'|'0'), userId, trackedAt. */
 export const TRACK = `
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 0 end
 ${NOW}
+${INDEX}
+index(ARGV[1], ARGV[6], ARGV[5] == '1')
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[3], ARGV[1], ARGV[3]) end
 redis.call('HSET', KEYS[4], ARGV[1], ARGV[4])
@@ -110,6 +141,8 @@ return 1`;
 export const COMPLETE = `
 if tonumber(redis.call('HGET', KEYS[5], ARGV[1]) or '0') ~= tonumber(ARGV[2]) then return 0 end
 ${NOW}
+${INDEX}
+index(ARGV[1], ARGV[8], ARGV[6] == '1')
 local newer = tonumber(redis.call('HGET', KEYS[4], ARGV[1]) or '-1') > tonumber(ARGV[5])
 if not newer then
   if ARGV[4] ~= '' then redis.call('HSET', KEYS[3], ARGV[1], ARGV[4]) else redis.call('HDEL', KEYS[3], ARGV[1]) end
@@ -171,8 +204,17 @@ return {record, redis.call('HGET', KEYS[3], ARGV[1]) or '', redis.call('HGET', K
  * ARGV: before (epoch ms, exclusive), batch size.
  */
 export const PRUNE = `
+${HEX}
 local ids = redis.call('ZRANGEBYSCORE', KEYS[8], '-inf', '(' .. ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
 for _, id in ipairs(ids) do
+  local ok, stored = pcall(cjson.decode, redis.call('HGET', KEYS[2], id) or '')
+  if ok and type(stored) == 'table' and type(stored.userId) == 'string' then
+    local u = hexof(stored.userId) .. ':'
+    redis.call('ZREM', KEYS[12], u .. id)
+    redis.call('ZREM', KEYS[13], u .. 'o' .. id, u .. 'f' .. id)
+  end
+  redis.call('ZREM', KEYS[10], id)
+  redis.call('ZREM', KEYS[11], 'o' .. id, 'f' .. id)
   for i = 2, 6 do redis.call('HDEL', KEYS[i], id) end
   redis.call('SREM', KEYS[7], id)
   redis.call('ZREM', KEYS[8], id)
@@ -180,3 +222,43 @@ for _, id in ipairs(ids) do
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[9], '-inf', '(' .. ARGV[1])
 return #ids`;
+
+/**
+ * A page of one list key: the members from `min` to `max` (a `ZRANGEBYLEX` range), at most a
+ * limit, each read with its record, observation and rank. ARGV: list key (10 to 13), min, max,
+ * limit, the length of the members' prefix before the id.
+ */
+export const LIST = `
+local members = redis.call('ZRANGEBYLEX', KEYS[tonumber(ARGV[1])], ARGV[2], ARGV[3], 'LIMIT', 0, tonumber(ARGV[4]))
+local out = {}
+for _, member in ipairs(members) do
+  local id = string.sub(member, tonumber(ARGV[5]) + 1)
+  local record = redis.call('HGET', KEYS[2], id)
+  if record then
+    out[#out + 1] = {id, 0, record, redis.call('HGET', KEYS[3], id) or '', redis.call('HGET', KEYS[4], id) or '-1'}
+  end
+end
+return out`;
+
+/**
+ * Indexes a batch of the records written before the list keys existed (by an earlier version of
+ * the store), from an `HSCAN` cursor, and marks the store indexed after the last batch. Indexing
+ * twice changes nothing. ARGV: scan cursor, batch size. Answers the next cursor, or 'done'.
+ */
+export const BACKFILL = `
+if redis.call('EXISTS', KEYS[14]) == 1 then return 'done' end
+${INDEX}
+local scan = redis.call('HSCAN', KEYS[2], ARGV[1], 'COUNT', tonumber(ARGV[2]))
+local entries = scan[2]
+for i = 1, #entries, 2 do
+  local id = entries[i]
+  local ok, stored = pcall(cjson.decode, entries[i + 1])
+  if ok and type(stored) == 'table' and type(stored.userId) == 'string' then
+    index(id, stored.userId, redis.call('ZSCORE', KEYS[8], id) ~= false)
+  end
+end
+if scan[1] == '0' then
+  redis.call('SET', KEYS[14], '1')
+  return 'done'
+end
+return scan[1]`;

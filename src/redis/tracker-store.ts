@@ -6,7 +6,7 @@ import { quiet } from '../core/isolate.js';
 import { type Logger, logWriter, PREFIX } from '../core/logger.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
-import type { TrackerLease, TrackerRecord, TrackerStore } from '../tracker/store.js';
+import type { TrackerLease, TrackerListRequest, TrackerRecord, TrackerStore } from '../tracker/store.js';
 import {
   prefixSchema,
   type RedisClientLike,
@@ -104,6 +104,7 @@ export function createRedisTrackerStore(options: RedisTrackerStoreOptions): Trac
     return evalScript(command, operation, script, keys, args.map(String), timeoutMs);
   };
   return {
+    ...listOperation(evaluate),
     async track(record, trackOptions) {
       if (trackOptions?.db !== undefined) {
         throw new ArgumentError({
@@ -184,6 +185,65 @@ export function createRedisTrackerStore(options: RedisTrackerStoreOptions): Trac
       }
     },
   };
+}
+
+type Evaluate = (operation: string, script: string, args: (string | number)[]) => Promise<unknown>;
+
+/** `list`: a page of one list key, after indexing (once) what an earlier version wrote. */
+function listOperation(evaluate: Evaluate): Pick<TrackerStore, 'list'> {
+  let backfilled: Promise<void> | undefined;
+  return {
+    async list(request) {
+      const limit = request?.limit;
+      if (!Number.isInteger(limit) || limit < 1) {
+        throw new ArgumentError({
+          where: 'RedisTrackerStore.list',
+          issues: [{ path: 'limit', message: 'must be a positive whole number' }],
+        });
+      }
+      const { key, prefix } = listKey(request);
+      backfilled ??= backfill(evaluate);
+      backfilled.catch(() => {
+        backfilled = undefined;
+      });
+      await backfilled;
+      const min = request.after === undefined ? `[${prefix}` : `(${prefix}${request.after}`;
+      const max = prefix === '' ? '+' : `(${nextPrefix(prefix)}`;
+      const reply = await evaluate('tracker.list', scripts.LIST, [key, min, max, limit, prefix.length]);
+      return (reply as unknown[][]).map((row) => recordOf(row.slice(2), 'tracker.list'));
+    },
+  };
+}
+
+/** How many records one backfill script indexes. */
+const BACKFILL_BATCH = 500;
+
+/** Indexes, a batch a script, the records written before the list keys existed; then marks it done. */
+async function backfill(evaluate: Evaluate): Promise<void> {
+  let cursor = '0';
+  for (;;) {
+    const reply = String(await evaluate('tracker.list', scripts.BACKFILL, [cursor, BACKFILL_BATCH]));
+    if (reply === 'done') return;
+    cursor = reply;
+  }
+}
+
+/**
+ * The list key (its index among the script's keys, from 1) that answers a request's filters, and
+ * the prefix of its members before the id: see `TRACKER_KEYS`.
+ */
+function listKey(request: TrackerListRequest): { key: number; prefix: string } {
+  const { userId, open } = request;
+  const flag = open === undefined ? '' : open ? 'o' : 'f';
+  if (typeof userId !== 'string')
+    return open === undefined ? { key: 10, prefix: '' } : { key: 11, prefix: flag };
+  const user = `${Buffer.from(userId, 'utf8').toString('hex')}:`;
+  return open === undefined ? { key: 12, prefix: user } : { key: 13, prefix: user + flag };
+}
+
+/** The first string after every member that starts with `prefix` (its last character is ASCII). */
+function nextPrefix(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
 }
 
 /** The record as the store keeps it: the record without its observation, the observation, its rank. */

@@ -24,6 +24,7 @@ export type {
   CompleteRequest,
   RenewRequest,
   TrackerLease,
+  TrackerListRequest,
   TrackerRecord,
   TrackOptions,
 } from '../tracker/store.js';

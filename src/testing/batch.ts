@@ -4,7 +4,7 @@ import { parseArgs } from '../core/args.js';
 import { MAV2_7702_DELEGATE_V100, OWNER_NONCE_KEY } from '../onchain/constants.js';
 import type { BridgeBundle, BridgeRoute, BundleCall } from '../schemas/bridge.js';
 import type { Address, Hex } from '../schemas/common.js';
-import { batchCallsArgs, buildBundleArgs, rehashArgs } from './args.js';
+import { batchCallsArgs, buildBundleArgs, rehashArgs } from './simulator/args.js';
 
 const spokePoolAbi = parseAbi([
   'function deposit(bytes32 depositor, bytes32 recipient, bytes32 inputToken, bytes32 outputToken, uint256 inputAmount, uint256 outputAmount, uint256 destinationChainId, bytes32 exclusiveRelayer, uint32 quoteTimestamp, uint32 fillDeadline, uint32 exclusivityParameter, bytes message)',

@@ -23,7 +23,7 @@ export {
   type SimDemo,
   type SimUser,
   type SimulatorOptions,
-} from './simulator.js';
+} from './simulator/simulator.js';
 export {
   type ConformanceRunner,
   conformanceTransfer,

@@ -1,11 +1,11 @@
 import { deepStrictEqual, equal, ok } from 'node:assert/strict';
-import type { BridgeTransfer } from '../schemas/bridge.js';
-import { stateRank } from '../schemas/states.js';
-import { newTrackerRecord } from '../tracker/record.js';
-import type { TrackerLease, TrackerRecord, TrackerStore } from '../tracker/store.js';
+import type { TrackerLease, TrackerStore } from '../tracker/store.js';
 import { type ConformanceRunner, conformanceSuite, type StoreTest } from './conformance-runner.js';
+import { advanced, conformanceTransfer, fresh } from './tracker-fixtures.js';
+import { registerList } from './tracker-list-conformance.js';
 
 export type { ConformanceRunner } from './conformance-runner.js';
+export { conformanceTransfer } from './tracker-fixtures.js';
 
 /** How the suite treats the store under test. */
 export interface TrackerStoreConformanceOptions {
@@ -22,72 +22,6 @@ export interface TrackerStoreConformanceOptions {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const owner = (name: string) => `${name}-${Math.random().toString(36).slice(2, 8)}`;
 
-/**
- * A transfer as the service sends it, in `status`: a fixture for a store's own tests.
- *
- * @example
- * await store.observe(id, conformanceTransfer(id, 'usr_1', 'delivered'), 4);
- */
-export function conformanceTransfer(transferId: string, userId: string, status: string): BridgeTransfer {
-  const side = {
-    chain: 'base',
-    chainId: 8453,
-    token: 'USDC',
-    tokenAddress: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' as const,
-    decimals: 6,
-    amount: '25',
-    amountRaw: '25000000',
-  };
-  return {
-    transferId,
-    userId,
-    routeId: 'base-usdc-to-bsc-usdc',
-    status,
-    provider: 'across',
-    providerRef: '1000001',
-    source: side,
-    destination: { ...side, chain: 'bsc', chainId: 56 },
-    providerFee: '0.01',
-    providerFeeRaw: '10000',
-    gasFee: '0.1',
-    gasFeeRaw: '100000',
-    gasFeeToken: 'USDC',
-    srcTxHash: `0x${'ab'.repeat(32)}`,
-    dstTxHash: null,
-    refundTxHash: null,
-    failureReason: null,
-    createdAt: '2025-01-01T00:00:00.000Z',
-    updatedAt: '2025-01-01T00:00:00.000Z',
-  };
-}
-
-/** A record the tracker could write after reading `status` and dispatching it. */
-function advanced(record: TrackerRecord, status: string, final = false): TrackerRecord {
-  const rank = stateRank(status) ?? 0;
-  return {
-    ...record,
-    observed: conformanceTransfer(record.transferId, record.userId, status),
-    observedRank: rank,
-    dispatched: status,
-    dispatchedRank: rank,
-    final,
-    phase: final ? record.phase : status,
-    phaseSince: 1_700_000_000_000,
-    overdue: ['sourceConfirmation'],
-    intervalMs: 5_000,
-    failures: 0,
-    reads: record.reads + 1,
-    updatedAt: Date.now(),
-  };
-}
-
-let counter = 0;
-function fresh(source: TrackerRecord['source'] = 'track', user = 'usr_conformance'): TrackerRecord {
-  counter++;
-  const transferId = `brt_conf_${Date.now().toString(36)}_${counter}_${Math.random().toString(36).slice(2, 6)}`;
-  return newTrackerRecord({ transferId, userId: user, source, now: Date.now() });
-}
-
 const ids = (leases: readonly TrackerLease[]) => leases.map((lease) => lease.record.transferId);
 
 /**
@@ -95,7 +29,8 @@ const ids = (leases: readonly TrackerLease[]) => leases.map((lease) => lease.rec
  * tracker relies on: idempotent `track`, `claimDue` order, limit and lease exclusion, fences that
  * refuse a `complete` after the lease passed to another owner, `renew` extending a held lease and
  * refusing a stale or given-back one, `observe` merged by rank (during a lease too), final records
- * never due, `prune`, `users(since)`, and `claim`'s three outcomes.
+ * never due, `prune`, `users(since)`, `claim`'s three outcomes, and `list` (its filters, pages by
+ * id while records change state, and `tracker.list`'s cursors over it).
  * `makeStore` must return an empty store (a fresh key prefix or schema per call is enough).
  *
  * @example
@@ -123,6 +58,7 @@ export function trackerStoreConformance(
     registerRenew(test, leaseMs);
     registerObserve(test, leaseMs);
     registerHousekeeping(test);
+    registerList(test);
   });
 }
 

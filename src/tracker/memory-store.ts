@@ -7,6 +7,7 @@ import type {
   CompleteRequest,
   RenewRequest,
   TrackerLease,
+  TrackerListRequest,
   TrackerRecord,
   TrackerStore,
   TrackOptions,
@@ -171,6 +172,20 @@ export class MemoryTrackerStore implements TrackerStore {
       if (Math.max(record.trackedAt, record.updatedAt) >= since) users.add(record.userId);
     }
     return [...users];
+  }
+
+  /** Sorts the matching ids on each call: memory holds few enough records that this is the index. */
+  async list(request: TrackerListRequest): Promise<TrackerRecord[]> {
+    const { userId, open, after, limit } = readArgs('MemoryTrackerStore.list', () => ({ ...request }));
+    const matching: TrackerRecord[] = [];
+    for (const { record } of this.#entries.values()) {
+      if (userId !== undefined && record.userId !== userId) continue;
+      if (open !== undefined && record.final === open) continue;
+      if (after !== undefined && record.transferId <= after) continue;
+      matching.push(record);
+    }
+    matching.sort((a, b) => (a.transferId < b.transferId ? -1 : 1));
+    return matching.slice(0, Math.max(0, Number(limit) || 0)).map((record) => structuredClone(record));
   }
 
   async prune(before: number): Promise<number> {

@@ -3,8 +3,8 @@ import { durationMs, loggerOption, parseArgs, withMethods } from '../core/args.j
 import { DEFAULTS } from '../core/defaults.js';
 import type { Logger } from '../core/logger.js';
 import { ArgumentError } from '../errors/client-errors.js';
-import type { Transfers } from '../flows/transfers.js';
 import type { TransferSource } from '../flows/wait.js';
+import type { Transfers } from '../resources/transfers.js';
 import { MemoryTrackerStore } from './memory-store.js';
 import type { TrackerStore } from './store.js';
 

@@ -97,6 +97,18 @@ export interface CompleteRequest {
   nextReadInMs: number;
 }
 
+/** What `list` takes: the tracker has checked every field before it asks. */
+export interface TrackerListRequest {
+  /** Only this user's records. */
+  userId?: string;
+  /** `true`: only records not `final`; `false`: only `final` ones; absent: both. */
+  open?: boolean;
+  /** Only records whose `transferId` comes after this one in the store's order (the previous page's last). */
+  after?: string;
+  /** At most this many records (1 to `DEFAULTS.tracker.list.maxLimit` + 1). */
+  limit: number;
+}
+
 /**
  * Where a transfer tracker keeps its records. Every operation must be atomic across the
  * processes sharing the store, and bounded in time by the store itself (it rejects, never hangs):
@@ -157,4 +169,23 @@ export interface TrackerStore {
   users(since: number): Promise<string[]>;
   /** Deletes final records last updated before `before` (epoch ms); resolves how many. */
   prune(before: number): Promise<number>;
+  /**
+   * The records that match `request`, ordered by `transferId` in the store's own order (the same
+   * on every call, e.g. a text index's), starting after `request.after`, at most `request.limit`.
+   * The order is by id only, never by state: a record that changes state between two pages keeps
+   * its place, so paging by the last id seen skips and repeats nothing. Read through an index
+   * (keyset), never by scanning every record. `tracker.list` builds its pages and opaque cursors on it.
+   *
+   * Optional in the type so that a store written before it keeps compiling and tracking; only
+   * `tracker.list` needs it, and rejects with a `TrackerError` (stage `store`) without it.
+   *
+   * @example
+   * // With both filters, on a SQL table with an index on (user_id, final, transfer_id):
+   * const { rows } = await db.query(
+   *   `select record from tracker where user_id = $1 and final = $2 and transfer_id > $3
+   *     order by transfer_id limit $4`,
+   *   [request.userId, !request.open, request.after ?? '', request.limit]);
+   * return rows.map((row) => row.record);
+   */
+  list?(request: TrackerListRequest): Promise<TrackerRecord[]>;
 }

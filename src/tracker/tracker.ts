@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { nonEmptyString, parseArgs } from '../core/args.js';
 import { DEFAULTS } from '../core/defaults.js';
+import type { Page } from '../core/pagination.js';
 import { type ExecutedTransfer, TRACK_BEFORE_SIGNING } from '../core/tracking.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import { TrackerError } from '../errors/tracker-errors.js';
@@ -8,6 +9,7 @@ import type { BridgeTransfer } from '../schemas/bridge.js';
 import { stateRank } from '../schemas/states.js';
 import { sweep } from './discover.js';
 import { TrackerEvents, type TransferTrackerEvents } from './events.js';
+import { listRecords, type TrackerListOptions } from './list.js';
 import { type TrackerSettings, type TransferTrackerOptions, trackerSettings } from './options.js';
 import { ReadLimiter } from './rate.js';
 import { newTrackerRecord } from './record.js';
@@ -137,6 +139,28 @@ export class TransferTracker {
     }
     this.#wake();
     return inserted;
+  }
+
+  /**
+   * A page of the transfers this tracker's store follows, by transfer id (a stable order: a
+   * record that changes state between pages keeps its place, so paging skips and repeats
+   * nothing), each as its `TrackerRecord` (`observed` is the newest state seen, `final` whether
+   * its final state was dispatched). `open: true` lists the ones not final yet, `open: false` the
+   * final ones (kept for `retentionMs`); `userId` one user's. `nextCursor` is opaque: pass it back
+   * with the same `userId` and `open` (or use `getNextPage()`, or `for await` over the page).
+   *
+   * @throws ArgumentError before the store is asked, for a limit outside 1 to
+   * `DEFAULTS.tracker.list.maxLimit`, an empty `userId`, or a cursor that was changed or belongs
+   * to other filters. TrackerError (stage `store`) when the store fails, or has no `list` (a
+   * store written before it: tracking works, listing does not).
+   * @example
+   * const page = await tracker.list({ userId, open: true, limit: 50 });
+   * for (const record of page.data) console.log(record.transferId, record.observed?.status ?? 'not read yet');
+   * if (page.nextCursor) await tracker.list({ userId, open: true, cursor: page.nextCursor });
+   * for await (const record of await tracker.list({ open: false })) archive(record);
+   */
+  list(options?: TrackerListOptions): Promise<Page<TrackerRecord>> {
+    return listRecords(this.#settings.store, options);
   }
 
   /**

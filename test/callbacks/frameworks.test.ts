@@ -11,7 +11,7 @@ import { type CallbackRequest, type CallbackRouter, createCallbackRouter } from 
 
 /**
  * The callback handlers mounted in real Express 5, Fastify 5 and Hono 4 apps, over real HTTP on
- * 127.0.0.1, exactly as README's "Mounting in a framework" shows them.
+ * 127.0.0.1, exactly as docs/callbacks.md shows them.
  */
 
 const SECRET = 'framework-test-secret';
@@ -73,7 +73,7 @@ function stalled(url: string): Promise<number> {
   });
 }
 
-/** README's promises: 200, 400, 401, 405, 413. */
+/** docs/callbacks.md's promises: 200, 400, 401, 405, 413. */
 async function expectPromises(url: string) {
   expect(await post(url, DELIVERY)).toMatchObject({
     status: 200,

@@ -13,6 +13,17 @@ const built = BUILT ? describe : describe.skip;
 if (!BUILT)
   console.log('package output tests skipped: no dist/index.js or dist/cli/bin.js (run npm run build)');
 
+/** What `npm pack` puts in the tarball (without building: dist/ is there already). */
+function packedFiles(): string[] {
+  const [packed] = JSON.parse(
+    execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }),
+  ) as [{ files: { path: string }[] }];
+  return packed.files.map((file) => file.path);
+}
+
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
     entry.isDirectory() ? files(join(dir, entry.name)) : [join(dir, entry.name)],
@@ -26,11 +37,20 @@ built('the built package', () => {
   });
 
   it('--help points at documentation that ships in the package', () => {
-    const out = execFileSync(process.execPath, ['dist/cli/bin.js', '--help'], { encoding: 'utf8' });
-    expect(out).not.toContain('docs/simulator.md');
-    expect(out).toContain('README.md');
-    const { files: shipped } = JSON.parse(readFileSync('package.json', 'utf8')) as { files: string[] };
-    expect(shipped).toContain('README.md');
+    const packed = packedFiles();
+    for (const args of [['--help'], ['simulate', '--help']]) {
+      const out = execFileSync(process.execPath, ['dist/cli/bin.js', ...args], { encoding: 'utf8' });
+      // Each document the help names, as a path inside the package.
+      const named = [...out.matchAll(/(?:^|[\s(/])((?:docs\/[\w-]+|README)\.md)\b/g)].map(
+        (match) => match[1]!,
+      );
+      expect(named.length, `partner-s2s-sdk ${args.join(' ')} names a document`).toBeGreaterThan(0);
+      expect(out).toContain('node_modules/partner-s2s-sdk/');
+      for (const document of named) {
+        expect(packed, `${document}, named by ${args.join(' ')}`).toContain(document);
+        expect(existsSync(document)).toBe(true);
+      }
+    }
   });
 
   it('ships readable code: no line over 2,000 characters but the CommonJS export lists', () => {

@@ -355,7 +355,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
  * transfer's `final` dispatched and equal to the simulator's own final state; per transfer no
  * state dispatched after a newer one; a state dispatched twice only when the earlier dispatch
  * came from a process that was killed, or from one whose listener failed or outran its bound for
- * that transfer (the README's two causes of a second dispatch).
+ * that transfer (docs/tracking.md's two causes of a second dispatch).
  */
 export function judge({ sim, fates, dispatches, killed }: ChaosResult): string[] {
   const problems: string[] = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ArgumentError, describeQuoteChange } from '../../src/index.js';
-import { durationFallback, formatDuration, nativeDurationFormat } from '../../src/onchain/describe-format.js';
+import { durationFallback, formatDuration, nativeDurationFormat } from '../../src/onchain/describe/format.js';
 import type { AmountChange, QuoteChange } from '../../src/onchain/quote-change.js';
 
 const plain = (text: string) => text.replace(/[\u202f\u00a0]/g, ' ');

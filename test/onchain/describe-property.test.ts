@@ -9,8 +9,8 @@ import {
   canonicalJson,
   checksumAddress,
   erc191Digest,
-} from '../../src/onchain/describe-digest.js';
-import { formatAmount } from '../../src/onchain/describe-format.js';
+} from '../../src/onchain/describe/digest.js';
+import { formatAmount } from '../../src/onchain/describe/format.js';
 import { batchFor, NOW, USER } from '../helpers/batches.js';
 
 /*

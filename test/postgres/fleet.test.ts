@@ -56,7 +56,7 @@ describe.runIf(POSTGRES_SERVER)('Postgres stores in a fleet', { timeout: 120_000
     try {
       const { rows } = await db.query('select id from partner_s2s.migrations order by id');
       // Each migration creates its tables without `if not exists`: applied twice, one process would have failed.
-      expect(rows.map((row) => row.id)).toEqual([1, 2, 3]);
+      expect(rows.map((row) => row.id)).toEqual([1, 2, 3, 4]);
       const tables = await db.query(
         `select count(*)::int as n from pg_tables where schemaname = 'partner_s2s'`,
       );

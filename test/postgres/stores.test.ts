@@ -162,6 +162,50 @@ describe.runIf(POSTGRES_SERVER)('Postgres stores, on the server itself', { timeo
     await expect(store.track(record('tr_x'), { db: {} })).rejects.toThrow(ArgumentError);
   });
 
+  it('list reads a page through the index of its filters, never a scan of the table', async () => {
+    const pool = poolOf(server.url);
+    const schema = freshSchema();
+    const sent: { text: string; values: unknown[] }[] = [];
+    const seen = {
+      query: (text: string, values?: unknown[]) => {
+        sent.push({ text, values: values ?? [] });
+        return pool.query(text, values);
+      },
+    };
+    const store = createPostgresTrackerStore({ pool: seen, schema });
+    await migratePostgres({ pool, schema });
+    await pool.query(
+      `insert into ${schema}.tracker_records (transfer_id, user_id, record, final, tracked_ms, updated_ms)
+       select id, user_id, json_build_object('transferId', id, 'userId', user_id), i % 20 <> 0, 0, 0
+         from generate_series(1, 20000) i,
+              lateral (select 'tr_' || lpad(i::text, 6, '0') as id, 'usr_' || (i % 499) as user_id) v`,
+    );
+    await pool.query(`analyze ${schema}.tracker_records`);
+    // Most records are final, as in a store that keeps them for retentionMs: open ones are few.
+    const cases = [
+      { filter: {}, index: 'tracker_records_pkey' },
+      { filter: { open: true }, index: 'tracker_records_list_open' },
+      { filter: { userId: 'usr_7' }, index: 'tracker_records_list_user' },
+      { filter: { userId: 'usr_20', open: true }, index: 'tracker_records_list_user_open' },
+    ];
+    for (const { filter, index } of cases) {
+      const page = await store.list!({ ...filter, after: 'tr_001000', limit: 5 });
+      expect(page.length, JSON.stringify(filter)).toBeGreaterThan(0);
+      const { text, values } = sent[sent.length - 1]!;
+      const { rows } = await pool.query(`explain (format json) ${text}`, values);
+      const nodes: string[] = [];
+      const indexes: string[] = [];
+      const walk = (plan: { 'Node Type': string; 'Index Name'?: string; Plans?: unknown[] }) => {
+        nodes.push(plan['Node Type']);
+        if (plan['Index Name']) indexes.push(plan['Index Name']);
+        for (const inner of plan.Plans ?? []) walk(inner as never);
+      };
+      walk(rows[0]['QUERY PLAN'][0].Plan);
+      expect(nodes, JSON.stringify(filter)).not.toContain('Seq Scan');
+      expect(indexes, JSON.stringify(filter)).toEqual([index]);
+    }
+  });
+
   it('tokens and token locks sit in UNLOGGED tables; the tracker and callback tables are logged', async () => {
     const pool = poolOf(server.url);
     const schema = freshSchema();

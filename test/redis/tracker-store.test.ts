@@ -111,6 +111,36 @@ describe.runIf(REDIS_SERVER)('Redis tracker store', { timeout: 30_000 }, () => {
     },
   );
 
+  each(
+    'list finds records an earlier version wrote without the list keys; prune takes them out',
+    async ({ client, raw }, prefix) => {
+      const store = createRedisTrackerStore({ client, prefix, logger: quietLogger() });
+      for (const id of ['tr_a', 'tr_b', 'tr_c']) await store.track(record(id));
+      const claim = await store.claim('tr_b', { owner: 'p', leaseMs: 60_000 });
+      if (claim.outcome !== 'claimed') throw new Error('not claimed');
+      const done = { ...claim.lease.record, final: true, updatedAt: Date.now() - 60_000 };
+      expect(await store.complete(claim.lease, { record: done, nextReadInMs: 0 })).toBe(true);
+      // As an earlier version left them: records, no list keys.
+      for (const name of ['list', 'list:state', 'list:user', 'list:user:state', 'list:indexed']) {
+        await raw('DEL', `{${prefix}}${name}`);
+      }
+      const upgraded = createRedisTrackerStore({ client, prefix, logger: quietLogger() });
+      const ids = async (request: Parameters<NonNullable<typeof store.list>>[0]) =>
+        (await upgraded.list!(request)).map((r) => r.transferId);
+      expect(await ids({ limit: 10 })).toEqual(['tr_a', 'tr_b', 'tr_c']);
+      expect(await ids({ userId: 'usr_1', open: true, limit: 10 })).toEqual(['tr_a', 'tr_c']);
+      expect(await ids({ open: false, limit: 10 })).toEqual(['tr_b']);
+      expect(await raw('EXISTS', `{${prefix}}list:indexed`)).toBe(1);
+
+      expect(await upgraded.prune(Date.now())).toBe(1);
+      expect(await ids({ limit: 10 })).toEqual(['tr_a', 'tr_c']);
+      expect(await ids({ userId: 'usr_1', open: false, limit: 10 })).toEqual([]);
+      for (const name of ['list', 'list:state', 'list:user', 'list:user:state']) {
+        expect(await raw('ZCARD', `{${prefix}}${name}`), name).toBe(2);
+      }
+    },
+  );
+
   it('a prefix with its own hash tag keeps it; one that cannot make a hash tag is refused', async () => {
     const { client, raw } = clients.find((c) => c.name === 'ioredis')!;
     const prefix = `app:{${Math.random().toString(36).slice(2)}}:tracker:`;

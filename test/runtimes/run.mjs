@@ -100,7 +100,7 @@ const router = () =>
     maxBodyBytes: 4096,
   });
 
-/** The README's promises, asked of a handler served at `url`. */
+/** docs/callbacks.md's promises, asked of a handler served at `url`. */
 async function answers(label, url) {
   const headers = { 'content-type': 'application/json', 'x-callback-token': TOKEN };
   const cases = [

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ArgumentError } from '../../errors/client-errors.js';
-import { BIGINT_MESSAGE, CALLBACK_TARGET_MESSAGE } from '../args.js';
 import type { SimAdmin } from './admin.js';
+import { BIGINT_MESSAGE, CALLBACK_TARGET_MESSAGE } from './args.js';
 import type { CallbackDelivery } from './callbacks.js';
 import { HttpFailure, validation } from './envelope.js';
 import type { Mount, SimRequest } from './http.js';
@@ -11,7 +11,7 @@ import { jsonObject } from './json.js';
  * The admin HTTP API: the second mount of the simulator's fetch, for partners whose tests are not
  * written in JavaScript. `POST /__admin/v1/<operation>` takes the operation's arguments as a JSON
  * object named as the simulator method's parameters and hands them to `SimAdmin.run`, so an HTTP
- * call is checked by the very schemas (../../testing/args.ts) that check a method call, and a
+ * call is checked by the very schemas (args.ts) that check a method call, and a
  * mistake comes back in the service's own error envelope (400 VALIDATION_FAILED, every issue).
  */
 

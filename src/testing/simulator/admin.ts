@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { parseArgs } from '../../core/args.js';
 import { ArgumentError } from '../../errors/client-errors.js';
-import { simulatorArgs } from '../args.js';
+import { simulatorArgs } from './args.js';
 import type { Credential, Organisation } from './auth.js';
 import type { SimCore } from './core.js';
 import type { RouteState } from './routes.js';
