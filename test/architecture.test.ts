@@ -357,7 +357,8 @@ describe('architecture: one short data path (http/, auth/, resources/, core/)', 
   });
 
   it('a call is one object: the per-attempt objects and the interfaces restating Transport are gone', () => {
-    const gone = /\b(Attempt|AttemptErrors|CallTransport|AttemptOwner|RequestHook|CallHook|CallContext|withRetries)\b/;
+    const gone =
+      /\b(Attempt|AttemptErrors|CallTransport|AttemptOwner|RequestHook|CallHook|CallContext|withRetries)\b/;
     const left = sourceFiles('src').filter((file) => gone.test(readFileSync(file, 'utf8')));
     expect(left).toEqual([]);
   });
