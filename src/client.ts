@@ -5,6 +5,7 @@ import { MemoryTokenStore } from './auth/token-store.js';
 import {
   type ClientConfig,
   checkClientOptions,
+  clientSettings,
   mergeOverrides,
   normalBaseUrl,
   type PartnerClientOptions,
@@ -14,11 +15,10 @@ import {
 } from './client/options.js';
 import type { ApiPromise } from './core/api-promise.js';
 import { apiCall, checkListener, parseOptions, readArgs, requestOptionsSchema } from './core/args.js';
-import { API_PREFIX, DEFAULTS } from './core/defaults.js';
-import { EventEmitter } from './core/emitter.js';
+import { API_PREFIX } from './core/defaults.js';
 import { CLIENT_EVENTS, type ClientEvents } from './core/events.js';
-import { IsolatedListeners } from './core/isolate.js';
-import { attachLogger, listenerReport, logLevelFromEnv, logWriter } from './core/logger.js';
+import { PartnerListeners } from './core/isolate.js';
+import { attachLogger, listenerReport, logWriter } from './core/logger.js';
 import type { RequestOptions } from './core/request-options.js';
 import { userAgent } from './core/version.js';
 import { ArgumentError } from './errors/client-errors.js';
@@ -111,8 +111,8 @@ export class PartnerClient {
   /** The bridge: routes, quote, fee estimate, construct, send, transfers. */
   readonly bridge: Bridge;
   readonly #clientId: string;
-  readonly #events = new EventEmitter<ClientEvents>();
-  readonly #listeners: IsolatedListeners;
+  /** The SDK's logger and the partner's listeners, each called isolated: none changes an outcome. */
+  readonly #events: PartnerListeners<ClientEvents>;
   readonly #auth: BearerAuth;
   readonly #api: Api;
   readonly #strict: boolean;
@@ -128,7 +128,14 @@ export class PartnerClient {
     const shared = SharedState.of(options);
     const config = checkClientOptions(options);
     this.#options = config;
-    this.#strict = config.strict ?? DEFAULTS.strict;
+    const settings = clientSettings(config);
+    this.#strict = settings.strict;
+    const logger = config.logger ?? console;
+    const secrets = shared ? shared.secrets : secretForms(config.clientId, config.clientSecret);
+    // What a partner's listener or callback throws is a warning of this client, never an outcome.
+    const report = listenerReport(logger, settings.logLevel, redactor(secrets));
+    this.#events = new PartnerListeners<ClientEvents>(report);
+    attachLogger(this.#events, logger, settings.logLevel);
     const defaultHeaders: Record<string, string> = {};
     for (const [name, value] of Object.entries(config.defaultHeaders ?? {}))
       if (value !== null) defaultHeaders[name] = value;
@@ -140,15 +147,9 @@ export class PartnerClient {
         userAgent: userAgent(),
         fetchOptions: config.fetchOptions,
         events: this.#events,
-        timeoutMs: config.timeoutMs ?? DEFAULTS.timeoutMs,
-        maxResponseBytes: config.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
-        retry: {
-          retries: config.maxRetries ?? DEFAULTS.maxRetries,
-          minDelayMs: config.retry?.minDelayMs ?? DEFAULTS.retry.minDelayMs,
-          maxDelayMs: config.retry?.maxDelayMs ?? DEFAULTS.retry.maxDelayMs,
-          maxRetryTimeMs: config.retry?.maxRetryTimeMs ?? DEFAULTS.retry.maxRetryTimeMs,
-          maxRetryAfterMs: config.retry?.maxRetryAfterMs ?? DEFAULTS.retry.maxRetryAfterMs,
-        },
+        timeoutMs: settings.timeoutMs,
+        maxResponseBytes: settings.maxResponseBytes,
+        retry: { retries: settings.maxRetries, ...settings.retry },
         secrets: shared.secrets,
         tracing,
       });
@@ -157,7 +158,7 @@ export class PartnerClient {
     let tracing: Tracing;
     if (shared) {
       this.#shared = shared;
-      tracing = new Tracing(config.tracing ?? DEFAULTS.tracing, shared.baseUrl);
+      tracing = new Tracing(settings.tracing, shared.baseUrl);
       transport = makeTransport(shared, tracing);
     } else {
       const baseUrl = normalBaseUrl(config.baseUrl);
@@ -165,12 +166,11 @@ export class PartnerClient {
       const credentials = {
         clientId: config.clientId,
         clientSecret: config.clientSecret,
-        clientAuth: config.clientAuth ?? DEFAULTS.clientAuth,
+        clientAuth: settings.clientAuth,
         scope,
       } as const;
       const fetch: FetchLike = config.fetch ?? globalFetch;
-      const secrets = secretForms(config.clientId, config.clientSecret);
-      tracing = new Tracing(config.tracing ?? DEFAULTS.tracing, baseUrl);
+      tracing = new Tracing(settings.tracing, baseUrl);
       transport = makeTransport({ baseUrl, fetch, secrets }, tracing);
       const tokenTransport = transport;
       const tokens = new TokenProvider({
@@ -193,15 +193,9 @@ export class PartnerClient {
     }
     this.baseUrl = this.#shared.baseUrl;
     this.#clientId = this.#shared.clientId;
-    const level = config.logLevel ?? logLevelFromEnv() ?? DEFAULTS.logLevel;
-    const logger = config.logger ?? console;
-    attachLogger(this.#events, logger, level);
-    // What a partner's listener or callback throws is a warning of this client, never an outcome.
-    const report = listenerReport(logger, level, redactor(this.#shared.secrets));
-    this.#listeners = new IsolatedListeners(report);
     // Auth wraps the transport: every data call goes out with a bearer token through it.
     this.#auth = new BearerAuth(transport, this.#shared.tokens);
-    const warn = logWriter(logger, level, 'warn');
+    const warn = logWriter(logger, settings.logLevel, 'warn');
     this.#api = {
       transport: this.#auth,
       strict: this.#strict,
@@ -321,7 +315,7 @@ export class PartnerClient {
    */
   on<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): this {
     checkListener('PartnerClient.on', CLIENT_EVENTS, event, listener);
-    this.#events.on(event, this.#listeners.wrap(event, listener) as never);
+    this.#events.on(event, listener);
     return this;
   }
 
@@ -333,7 +327,7 @@ export class PartnerClient {
    */
   once<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): this {
     checkListener('PartnerClient.once', CLIENT_EVENTS, event, listener);
-    this.#events.once(event, this.#listeners.wrap(event, listener) as never);
+    this.#events.once(event, listener);
     return this;
   }
 
@@ -345,7 +339,7 @@ export class PartnerClient {
    */
   off<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): this {
     checkListener('PartnerClient.off', CLIENT_EVENTS, event, listener);
-    this.#events.off(event, this.#listeners.find(event, listener) as never);
+    this.#events.off(event, listener);
     return this;
   }
 

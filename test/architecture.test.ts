@@ -416,6 +416,24 @@ describe('architecture: each idea said once', () => {
     expect(spelled.length).toBeLessThanOrEqual(2);
     expect(spelled).toContain('src/schemas/states.ts');
   });
+
+  it('each option set is filled from DEFAULTS once: at most five inline `?? DEFAULTS` left in src', () => {
+    const inline = sourceFiles('src').flatMap((file) =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('?? DEFAULTS'))
+        .map((line) => `${file}: ${line.trim()}`),
+    );
+    expect(inline.length, inline.join('\n')).toBeLessThanOrEqual(5);
+  });
+
+  it("a partner's function is called isolated in one place: core/isolate.ts holds the only emitter", () => {
+    // The router's, the tracker's and the client's listeners are thin policies over PartnerListeners.
+    const holders = sourceFiles('src')
+      .map((path) => path.split('\\').join('/'))
+      .filter((file) => /new EventEmitter\b/.test(readFileSync(file, 'utf8')));
+    expect(holders).toEqual(['src/core/isolate.ts']);
+  });
 });
 
 describe('architecture: one short data path (http/, auth/, resources/, core/)', () => {

@@ -8,7 +8,9 @@ function packagesLoadedBy(script: string): string[] {
   return [...new Set(packageImports(script).map(({ specifier }) => specifier))];
 }
 
-describe('import cost', () => {
+// Each test starts a fresh Node that transpiles src/ (tsx): seconds on a quiet machine, far more on a
+// loaded CI runner, so the bound is the child's, not the suite's 20 s.
+describe('import cost', { timeout: 120_000 }, () => {
   it('importing the main entry, reading routes, receiving callbacks and verifying never load viem', () => {
     // The batch is built here (with viem) and handed over as JSON, so only the SDK runs there.
     const batch = JSON.stringify({

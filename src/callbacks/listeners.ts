@@ -1,19 +1,10 @@
-import { EventEmitter } from '../core/emitter.js';
-import { quiet } from '../core/isolate.js';
+import { bounded, type Listener, PartnerListeners, type Run, type Step } from '../core/isolate.js';
 import { PREFIX } from '../core/logger.js';
-import { settleWithin } from '../core/time.js';
 import { CallbackTimeoutError, type CallbackTimeoutStage } from '../errors/callback-errors.js';
 import type { CallbackRouterEvents } from './events.js';
 import type { RejectedDelivery } from './outcomes.js';
 
 type EventName = keyof CallbackRouterEvents;
-/** A listener as the emitter holds it; the router's `on` has checked it is a function. */
-type Listener = (...args: unknown[]) => unknown;
-
-/** Whether the work of one bounded step may still have effects; cleared once it timed out. */
-export interface Run {
-  live: boolean;
-}
 
 /** One event to emit, with its listeners' arguments. */
 export interface Emission {
@@ -21,35 +12,11 @@ export interface Emission {
   args: readonly unknown[];
 }
 
-/** Marks what the emitter holds for a `once` listener: the partner's function it stands for. */
-const ORIGINAL = Symbol('listener');
-
 /**
- * What the emitter holds for a `once` listener: it calls the partner's function the first time
- * only, and leaves the emitter as it does. Two deliveries may walk the same listeners at once;
- * `spent` lets only the first one through, and `off` spends it too.
- */
-interface OnceListener {
-  (...args: unknown[]): unknown;
-  readonly [ORIGINAL]: Listener;
-  spent: boolean;
-}
-
-const NONE: readonly Listener[] = [];
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
-}
-
-/**
- * The router's listeners and the rest of the partner's code it runs: the subscriptions, the calls
- * within `listenerTimeoutMs`, and what they throw or reject. A failure is logged at `warn` and
- * reported on `error` (but an `error` listener's own only logged); none escapes, whatever a
- * listener returns, so nothing a delivery sets off can end as an unhandled rejection.
+ * The router's policy over its partner code, held by the core's `PartnerListeners`: a delivery's
+ * listeners are awaited in turn, the whole step within `listenerTimeoutMs`; the check and the
+ * store are bounded likewise. A failure is logged at `warn` and reported on `error` (an `error`
+ * listener's own only logged); none escapes, so nothing a delivery sets off can end unhandled.
  *
  * @example
  * const listeners = new Listeners(10_000, logWriter(console, 'warn', 'warn'));
@@ -57,54 +24,29 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * await listeners.emit(id, kind, failures, [{ event: 'transfer', args: [transfer, kind] }]);
  */
 export class Listeners {
-  /**
-   * Holds the subscriptions; private to the router, so nothing reaches a listener around the
-   * dedupe. Its `emit` is never used: the router awaits what listeners return, for at least once,
-   * and isolates what they throw. `listeners(event)` is a fresh array each time, so a delivery
-   * walks the listeners as they were when it began.
-   */
-  readonly #emitter = new EventEmitter<EventName>();
+  /** Private to the router, so nothing reaches a listener around the dedupe. */
+  readonly #held: PartnerListeners<CallbackRouterEvents>;
   readonly #timeoutMs: number;
   readonly #warn: ((line: string, ...rest: unknown[]) => void) | undefined;
 
   constructor(timeoutMs: number, warn: ((line: string, ...rest: unknown[]) => void) | undefined) {
     this.#timeoutMs = timeoutMs;
     this.#warn = warn;
+    // The error itself goes with the line, for its stack.
+    const report = (what: string, error: unknown) =>
+      warn?.(`${PREFIX} callback router: ${what} threw or rejected`, error);
+    this.#held = new PartnerListeners<CallbackRouterEvents>(report, 'error');
   }
 
   subscribe(event: EventName, given: (...args: never[]) => unknown, once: boolean): void {
-    const listener = given as Listener;
-    if (!once) {
-      this.#emitter.on(event, listener);
-      return;
-    }
-    const emitter = this.#emitter;
-    const wrapper: OnceListener = Object.assign(
-      (...args: unknown[]) => {
-        if (wrapper.spent) return undefined;
-        wrapper.spent = true;
-        emitter.off(event, wrapper);
-        return listener(...args);
-      },
-      { [ORIGINAL]: listener, spent: false },
-    );
-    emitter.on(event, wrapper);
+    const listener = given as CallbackRouterEvents[EventName];
+    if (once) this.#held.once(event, listener);
+    else this.#held.on(event, listener);
   }
 
   /** Removes every subscription of `listener` to `event`, `once` ones included. */
   unsubscribe(event: EventName, listener: unknown): void {
-    for (const held of this.#listenersOf(event)) {
-      const wrapper = held as Partial<OnceListener>;
-      if (wrapper[ORIGINAL] !== listener) continue;
-      wrapper.spent = true;
-      this.#emitter.off(event, held);
-    }
-    this.#emitter.off(event, listener as Listener);
-  }
-
-  /** The listeners of `event` as they are now: a copy, which later changes leave alone. */
-  #listenersOf(event: EventName): readonly Listener[] {
-    return this.#emitter.listenerCount(event) === 0 ? NONE : this.#emitter.listeners(event);
+    this.#held.off(event, listener as CallbackRouterEvents[EventName]);
   }
 
   /**
@@ -121,78 +63,33 @@ export class Listeners {
     emissions: readonly Emission[],
   ): Promise<void> | undefined {
     const started = performance.now();
+    const step: Step = { failures, run: undefined };
     for (let e = 0; e < emissions.length; e++) {
       const { event, args } = emissions[e]!;
-      const list = this.#listenersOf(event);
+      const list = this.#held.listeners(event);
       for (let i = 0; i < list.length; i++) {
-        const pending = this.#call(event, list[i]!, args, failures);
+        const pending = this.#held.call(event, list[i]!, args, step);
         if (pending === undefined) continue;
         const left = this.#timeoutMs - (performance.now() - started);
-        return this.bounded(
-          'listeners',
-          transferId,
-          kind,
-          async (run) => {
-            await this.#settle(run, event, pending, failures);
-            await this.#emitFrom(run, event, list, i + 1, args, failures);
-            for (const later of emissions.slice(e + 1)) {
-              const laterList = this.#listenersOf(later.event);
-              await this.#emitFrom(run, later.event, laterList, 0, later.args, failures);
-            }
-          },
-          left,
-        );
+        const rest = async (run: Run) => {
+          step.run = run;
+          await this.#held.settle(event, pending, step);
+          await this.#emitFrom(step, { event, args }, list.slice(i + 1));
+          for (const later of emissions.slice(e + 1))
+            await this.#emitFrom(step, later, this.#held.listeners(later.event));
+        };
+        return this.bounded('listeners', transferId, kind, rest, left);
       }
     }
     return undefined;
   }
 
-  /** Calls one listener; its promise when it returned one, reporting a synchronous failure. */
-  #call(
-    event: EventName,
-    listener: Listener,
-    args: readonly unknown[],
-    failures: unknown[] | undefined,
-  ): PromiseLike<unknown> | undefined {
-    try {
-      const result = listener(...args);
-      return isThenable(result) ? result : undefined;
-    } catch (error) {
-      this.#failed(event, error);
-      failures?.push(error);
-      return undefined;
-    }
-  }
-
-  /** Waits for one listener's promise; a rejection is reported unless the step timed out first. */
-  async #settle(
-    run: Run,
-    event: EventName,
-    pending: PromiseLike<unknown>,
-    failures: unknown[] | undefined,
-  ): Promise<void> {
-    try {
-      await pending;
-    } catch (error) {
-      if (!run.live) return;
-      this.#failed(event, error);
-      failures?.push(error);
-    }
-  }
-
-  /** `emit`'s async rest: the listeners of `list` from `from` on, each awaited in turn. */
-  async #emitFrom(
-    run: Run,
-    event: EventName,
-    list: readonly Listener[],
-    from: number,
-    args: readonly unknown[],
-    failures: unknown[] | undefined,
-  ): Promise<void> {
-    for (let i = from; i < list.length; i++) {
-      if (!run.live) return;
-      const pending = this.#call(event, list[i]!, args, failures);
-      if (pending !== undefined) await this.#settle(run, event, pending, failures);
+  /** `emit`'s async rest: the listeners of `list`, each awaited in turn while the step lives. */
+  async #emitFrom(step: Step, { event, args }: Emission, list: readonly Listener[]): Promise<void> {
+    for (const listener of list) {
+      if (!step.run?.live) return;
+      const pending = this.#held.call(event, listener, args, step);
+      if (pending !== undefined) await this.#held.settle(event, pending, step);
     }
   }
 
@@ -208,23 +105,16 @@ export class Listeners {
     work: (run: Run) => T | Promise<T>,
     ms = this.#timeoutMs,
   ): Promise<T> {
-    const run: Run = { live: true };
-    // On the shared timer: most steps settle within a turn, where a timer of their own would cost more.
-    return settleWithin(
-      Promise.resolve().then(() => work(run)),
-      ms,
-      () => {
-        run.live = false;
-        const error = new CallbackTimeoutError({ stage, timeoutMs: this.#timeoutMs, transferId, kind });
-        this.error(error);
-        return error;
-      },
-    );
+    return bounded(work, ms, () => {
+      const error = new CallbackTimeoutError({ stage, timeoutMs: this.#timeoutMs, transferId, kind });
+      this.error(error);
+      return error;
+    });
   }
 
   /** Tells the `rejected` listeners of a refused delivery; a check that threw is a failure too. */
   rejected(rejected: RejectedDelivery): void {
-    this.#notify('rejected', [rejected]);
+    this.#held.emit('rejected', rejected);
     if (rejected.error === undefined) return;
     this.#warn?.(
       `${PREFIX} callback router: authenticate threw or rejected; the delivery was refused`,
@@ -235,20 +125,6 @@ export class Listeners {
 
   /** Reports an error on `error`. */
   error(error: unknown): void {
-    this.#notify('error', [error]);
-  }
-
-  /** Calls the listeners of an event nobody waits on; what they reject is still caught. */
-  #notify(event: 'rejected' | 'error', args: readonly unknown[]): void {
-    for (const listener of this.#listenersOf(event)) {
-      const pending = this.#call(event, listener, args, undefined);
-      if (pending) quiet(pending, (error) => this.#failed(event, error));
-    }
-  }
-
-  /** A listener threw or rejected: logged, and reported on `error` unless it was an `error` one. */
-  #failed(event: EventName, error: unknown): void {
-    this.#warn?.(`${PREFIX} callback router: a '${event}' listener threw or rejected`, error);
-    if (event !== 'error') this.error(error);
+    this.#held.error(error);
   }
 }

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { parseArgs } from '../core/args.js';
-import { DEFAULTS } from '../core/defaults.js';
+import { DEFAULTS, withDefaults } from '../core/defaults.js';
 import type { CallbackRequest } from './outcomes.js';
 
 /**
@@ -250,7 +250,7 @@ export function standardWebhooks(
 ): (request: CallbackRequest) => Promise<boolean> {
   const checked = parseArgs(optionsSchema, options, 'standardWebhooks');
   const secrets = checked.secrets ?? [checked.secret!];
-  const toleranceSec = checked.toleranceSec ?? DEFAULTS.callbacks.webhookToleranceSec;
+  const { toleranceSec } = withDefaults({ toleranceSec: DEFAULTS.callbacks.webhookToleranceSec }, checked);
   const seen = new SeenIds(DEFAULTS.callbacks.webhookIdCapacity);
   let keys: Promise<CryptoKey[]> | undefined;
   return async (request) => {

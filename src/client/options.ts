@@ -19,8 +19,8 @@ import {
   readArgs,
   withMethods,
 } from '../core/args.js';
-import { API_PREFIX } from '../core/defaults.js';
-import type { Logger, LogLevel } from '../core/logger.js';
+import { API_PREFIX, DEFAULTS, withDefaults } from '../core/defaults.js';
+import { type Logger, type LogLevel, logLevelFromEnv } from '../core/logger.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import type { RetryOptions } from '../http/retry.js';
 import type { TracerProviderLike, TracingOption } from '../http/tracing.js';
@@ -350,6 +350,27 @@ const optionsSchema = z.lazy(() =>
 
 /** The options as checked: what a client keeps, and what `withOptions` starts from. */
 export type ClientConfig = z.output<typeof optionsSchema>;
+
+/**
+ * The checked options with `DEFAULTS` put under every one not given: the one fill of this option
+ * set. The level comes from `logLevel`, else `PARTNER_S2S_LOG`, else the default.
+ */
+export function clientSettings(config: ClientConfig) {
+  const { strict, timeoutMs, maxResponseBytes, maxRetries, tracing, clientAuth } = withDefaults(
+    DEFAULTS,
+    config,
+  );
+  return {
+    strict,
+    timeoutMs,
+    maxResponseBytes,
+    maxRetries,
+    tracing,
+    clientAuth,
+    retry: withDefaults(DEFAULTS.retry, config.retry),
+    logLevel: config.logLevel ?? logLevelFromEnv() ?? DEFAULTS.logLevel,
+  };
+}
 
 /** True where a page's scripts run: `window` and `document` both exist (not Deno, Bun or Node). */
 function inBrowser(): boolean {

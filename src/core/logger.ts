@@ -1,7 +1,6 @@
-import type { EventEmitter } from 'eventemitter3';
 import type { Redact } from '../errors/redact.js';
 import type { ClientEvents } from './events.js';
-import { quiet, type Report, warnReport } from './isolate.js';
+import { type PartnerListeners, quiet, type Report, warnReport } from './isolate.js';
 
 /** Anything with console's four methods: `console`, pino, winston, a test double. */
 export interface Logger {
@@ -86,7 +85,7 @@ export function listenerReport(logger: Logger, level: LogLevel, redact: Redact):
  * path template, status, time, attempt and request id, never a header, body, token or secret. A
  * logger that throws or rejects is ignored: logging never fails a call.
  */
-export function attachLogger(events: EventEmitter<ClientEvents>, logger: Logger, level: LogLevel): void {
+export function attachLogger(events: PartnerListeners<ClientEvents>, logger: Logger, level: LogLevel): void {
   const at = rank(level);
   if (at === 0) return;
   const write = (method: LogMethod, line: string) => writeLine(logger, method, line);

@@ -1,5 +1,5 @@
-import type { EventEmitter } from 'eventemitter3';
 import type { ClientEvents } from '../core/events.js';
+import type { PartnerListeners } from '../core/isolate.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { type Redact, redactor } from '../errors/redact.js';
 import { KyClient } from './ky.js';
@@ -17,7 +17,7 @@ export interface TransportConfig {
   userAgent: string;
   /** Merged into every fetch init (a `dispatcher`, say), under the SDK's own fields. */
   fetchOptions: Readonly<Record<string, unknown>> | undefined;
-  events: EventEmitter<ClientEvents>;
+  events: PartnerListeners<ClientEvents>;
   timeoutMs: number;
   /** The longest answer read; a longer one is cancelled unread. */
   maxResponseBytes: number;

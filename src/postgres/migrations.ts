@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { parseArgs } from '../core/args.js';
-import { DEFAULTS } from '../core/defaults.js';
+import { DEFAULTS, withDefaults } from '../core/defaults.js';
 import { connectionShape, type PostgresQueryable, quoteIdentifier, runQuery } from './client.js';
 
 /**
@@ -194,11 +194,8 @@ const migrateOptionsSchema = z.lazy(() => z.looseObject(connectionShape));
  */
 export async function migratePostgres(options: MigratePostgresOptions): Promise<void> {
   const checked = parseArgs(migrateOptionsSchema, options ?? {}, 'migratePostgres');
-  await ensureMigrated(
-    checked.pool,
-    checked.schema ?? DEFAULTS.postgres.schema,
-    checked.timeoutMs ?? DEFAULTS.postgres.timeoutMs,
-  );
+  const { schema, timeoutMs } = withDefaults(DEFAULTS.postgres, checked);
+  await ensureMigrated(checked.pool, schema, timeoutMs);
 }
 
 /** A store's way to its tables: the quoted schema, and queries bounded in time after the migrations. */
@@ -222,8 +219,7 @@ export function connectStore(checked: {
   schema?: string | undefined;
   timeoutMs?: number | undefined;
 }): StoreConnection {
-  const schema = checked.schema ?? DEFAULTS.postgres.schema;
-  const timeoutMs = checked.timeoutMs ?? DEFAULTS.postgres.timeoutMs;
+  const { schema, timeoutMs } = withDefaults(DEFAULTS.postgres, checked);
   let ready = false;
   return {
     s: quoteIdentifier(schema),

@@ -10,7 +10,7 @@ import {
   type RecordedState,
 } from '../callbacks/store.js';
 import { durationMs, parseArgs } from '../core/args.js';
-import { DEFAULTS } from '../core/defaults.js';
+import { DEFAULTS, withDefaults } from '../core/defaults.js';
 import {
   prefixSchema,
   RELEASE_IF_OWNER,
@@ -95,8 +95,10 @@ return 1`;
 export function createRedisCallbackStore(options: RedisCallbackStoreOptions): CallbackStore {
   const checked = parseArgs(optionsSchema, options ?? {}, 'createRedisCallbackStore');
   const command = redisCommand(checked.client);
-  const prefix = checked.prefix ?? DEFAULTS.redis.callbackPrefix;
-  const ttlSeconds = String(checked.ttlSeconds ?? DEFAULTS.redis.callbackTtlSeconds);
+  const { prefix, ttlSeconds } = withDefaults(
+    { prefix: DEFAULTS.redis.callbackPrefix, ttlSeconds: DEFAULTS.redis.callbackTtlSeconds },
+    checked,
+  );
   const keys = (transferId: string) => {
     const state = `${prefix}{${transferId}}:state`;
     return { state, claim: `${prefix}{${transferId}}:claim` };
@@ -140,7 +142,7 @@ export function createRedisCallbackStore(options: RedisCallbackStoreOptions): Ca
         claim,
         token,
         json,
-        ttlSeconds,
+        String(ttlSeconds),
       ]);
     },
     async release(input, token) {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import type { StoredToken, TokenLock, TokenStore } from '../auth/token-store.js';
 import { parseArgs } from '../core/args.js';
-import { DEFAULTS } from '../core/defaults.js';
+import { DEFAULTS, withDefaults } from '../core/defaults.js';
 import {
   prefixSchema,
   RELEASE_IF_OWNER,
@@ -41,7 +41,7 @@ const optionsSchema = z.lazy(() =>
 export function createRedisTokenStore(options: RedisTokenStoreOptions): TokenStore {
   const checked = parseArgs(optionsSchema, options ?? {}, 'createRedisTokenStore');
   const command = redisCommand(checked.client);
-  const prefix = checked.prefix ?? DEFAULTS.redis.tokenPrefix;
+  const { prefix } = withDefaults({ prefix: DEFAULTS.redis.tokenPrefix }, checked);
   return {
     async get(key) {
       const value = await run(command, 'token.get', prefix + key, ['GET', prefix + key]);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { durationMs, loggerOption, parseArgs } from '../core/args.js';
-import { DEFAULTS } from '../core/defaults.js';
+import { DEFAULTS, withDefaults } from '../core/defaults.js';
 import { quiet } from '../core/isolate.js';
 import { type Logger, logWriter, PREFIX } from '../core/logger.js';
 import { ArgumentError } from '../errors/client-errors.js';
@@ -95,9 +95,12 @@ const PRUNE_BATCH = 500;
 export function createRedisTrackerStore(options: RedisTrackerStoreOptions): TrackerStore {
   const checked = parseArgs(optionsSchema, options ?? {}, 'createRedisTrackerStore');
   const command = redisCommand(checked.client);
-  const base = taggedPrefix(checked.prefix ?? DEFAULTS.redis.trackerPrefix);
+  const { prefix, timeoutMs } = withDefaults(
+    { prefix: DEFAULTS.redis.trackerPrefix, timeoutMs: DEFAULTS.redis.trackerTimeoutMs },
+    checked,
+  );
+  const base = taggedPrefix(prefix);
   const keys = scripts.TRACKER_KEYS.map((name) => base + name);
-  const timeoutMs = checked.timeoutMs ?? DEFAULTS.redis.trackerTimeoutMs;
   const warnOnce = evictionCheck(command, keys[0]!, timeoutMs, checked.logger ?? console);
   const evaluate = (operation: string, script: string, args: (string | number)[]) => {
     warnOnce();

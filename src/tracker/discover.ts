@@ -91,6 +91,6 @@ async function adopt(ctx: StepContext, transfer: BridgeTransfer): Promise<boolea
   } catch (error) {
     throw storeError(error, id);
   }
-  ctx.events.notify('discovered', [transfer]);
+  ctx.events.discovered(transfer);
   return true;
 }

@@ -1,6 +1,5 @@
 import { checkListener } from '../core/args.js';
-import { EventEmitter } from '../core/emitter.js';
-import { quiet } from '../core/isolate.js';
+import { PartnerListeners, quiet } from '../core/isolate.js';
 import type { Logger } from '../core/logger.js';
 import { settleWithin } from '../core/time.js';
 import { TrackerError } from '../errors/tracker-errors.js';
@@ -38,38 +37,42 @@ export interface TransferTrackerEvents {
 export type TrackerEventName = keyof TransferTrackerEvents;
 
 const EVENTS: readonly TrackerEventName[] = ['transition', 'final', 'overdue', 'discovered', 'error'];
-type Listener = (...args: unknown[]) => unknown;
 
 /**
- * The tracker's listeners: partner code, isolated. `dispatch` awaits each listener in turn (within
- * a bound) and says whether all succeeded; `notify` calls them without waiting. Nothing a listener
- * throws or rejects escapes or goes unhandled: it is reported on `error` (an `error` listener's own
- * failure only to the logger).
+ * The tracker's policy over its listeners, held by the core's `PartnerListeners`: `dispatch`
+ * awaits each listener in turn, each within `listenerTimeoutMs` and only under a lease just
+ * renewed, and says whether all succeeded; `notify` calls them without waiting. A failure is
+ * logged and reported on `error` (an `error` listener's own only logged).
  */
 export class TrackerEvents {
-  readonly #emitter = new EventEmitter<TrackerEventName>();
+  readonly #held: PartnerListeners<TransferTrackerEvents>;
   readonly #logger: Logger | undefined;
   readonly #boundMs: number;
 
   constructor(logger: Logger | undefined, boundMs: number) {
     this.#logger = logger;
     this.#boundMs = boundMs;
+    this.#held = new PartnerListeners<TransferTrackerEvents>(
+      (what, error) => this.#warn(`${what} threw or rejected`, error),
+      'error',
+    );
   }
 
   on(where: string, event: unknown, listener: unknown): void {
     checkListener(where, EVENTS, event, listener);
-    this.#emitter.on(event as TrackerEventName, listener as Listener);
+    this.#held.on(event as TrackerEventName, listener as never);
   }
 
   off(where: string, event: unknown, listener: unknown): void {
     checkListener(where, EVENTS, event, listener);
-    this.#emitter.off(event as TrackerEventName, listener as Listener);
+    this.#held.off(event as TrackerEventName, listener as never);
   }
 
   /**
    * Calls the listeners of `event` one after another; true when every one returned or resolved in
-   * time. `hold` is asked right before each listener whether the caller still holds the transfer
-   * (a step renews its lease): once it answers false no listener is called, and false is answered.
+   * time (a hung one counts as failed, and what it does after its bound is dropped). `hold` is
+   * asked right before each listener whether the caller still holds the transfer (a step renews
+   * its lease): once it answers false no listener is called, and false is answered.
    */
   async dispatch(
     event: TrackerEventName,
@@ -77,57 +80,28 @@ export class TrackerEvents {
     args: readonly unknown[],
     hold: () => Promise<boolean>,
   ): Promise<boolean> {
-    let ok = true;
-    for (const listener of this.#emitter.listeners(event) as Listener[]) {
+    const step = { failures: [] as unknown[], what: `a '${event}' listener of ${transferId}` };
+    const timedOut = () =>
+      new TrackerError({
+        stage: 'listener',
+        transferId,
+        message: `a '${event}' listener of ${transferId} did not settle within ${this.#boundMs} ms`,
+      });
+    for (const listener of this.#held.listeners(event)) {
       if (!(await hold())) return false;
-      try {
-        await this.#bounded(listener(...args), event, transferId);
-      } catch (error) {
-        ok = false;
-        this.#warn(
-          `a '${event}' listener threw or rejected for ${transferId}; dispatched again later`,
-          error,
-        );
-        this.error(error);
-      }
+      const pending = this.#held.call(event, listener, args, step);
+      if (pending) await this.#held.settle(event, settleWithin(pending, this.#boundMs, timedOut), step);
     }
-    return ok;
+    return step.failures.length === 0;
   }
 
-  /** A listener's result, awaited within `listenerTimeoutMs`; a hung one counts as failed. */
-  #bounded(result: unknown, event: string, transferId: string): Promise<unknown> {
-    if (typeof (result as { then?: unknown } | null | undefined)?.then !== 'function')
-      return Promise.resolve();
-    // What the listener does after its bound is dropped, a late rejection too.
-    return settleWithin(
-      result as PromiseLike<unknown>,
-      this.#boundMs,
-      () =>
-        new TrackerError({
-          stage: 'listener',
-          transferId,
-          message: `a '${event}' listener of ${transferId} did not settle within ${this.#boundMs} ms`,
-        }),
-    );
-  }
-
-  /** Calls the listeners of `event` without waiting for them. */
-  notify(event: 'discovered' | 'error', args: readonly unknown[]): void {
-    for (const listener of this.#emitter.listeners(event) as Listener[]) {
-      const failed = (error: unknown) => {
-        this.#warn(`a '${event}' listener threw or rejected`, error);
-        if (event !== 'error') this.error(error);
-      };
-      try {
-        quiet(listener(...args), failed);
-      } catch (error) {
-        failed(error);
-      }
-    }
+  /** Tells the `discovered` listeners, without waiting for them. */
+  discovered(transfer: BridgeTransfer): void {
+    this.#held.emit('discovered', transfer);
   }
 
   error(error: unknown): void {
-    this.notify('error', [error]);
+    this.#held.error(error);
   }
 
   /** Reports a failure of the tracker's own work: a warning, and the `error` event. */

@@ -93,6 +93,8 @@ export interface ExecutePolicy {
         maxFeeIncreaseBps: number;
         accept: RequoteOptions['accept'];
         consentTimeoutMs: number;
+        /** The wait before rebuilding after a 503 without `Retry-After` (`DEFAULTS.requote`; no option). */
+        backoffMs: number;
         baseline: VerifiedBridgeBatch | undefined;
       }
     | undefined;

@@ -96,10 +96,7 @@ export async function runBuilds(run: ExecuteRun): Promise<BridgeExecuteResult> {
     }
     reason = outcome.rebuild;
     if (reason === 'service-503') {
-      const waitMs = Math.min(
-        outcome.retryAfterMs ?? DEFAULTS.requote.backoffMs,
-        DEFAULTS.retry.maxRetryAfterMs,
-      );
+      const waitMs = Math.min(outcome.retryAfterMs ?? requote.backoffMs, DEFAULTS.retry.maxRetryAfterMs);
       const signal = run.options?.signal;
       await sleep(waitMs, signal, () => new AbortError({ cause: signal?.reason }));
     }
