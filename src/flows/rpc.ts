@@ -142,15 +142,14 @@ export class ChainReader {
       new ConnectionError({ method, path: this.endpoint, cause: safeCause(cause, redact) });
     let response: Response;
     try {
-      response = await deadline.race(
-        globalThis.fetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json' },
-          body,
-          signal: deadline.signal,
-          redirect: 'error',
-        }),
-      );
+      const init: RequestInit = {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body,
+        signal: deadline.signal,
+        redirect: 'error',
+      };
+      response = await deadline.race(Promise.resolve().then(() => globalThis.fetch(url, init)));
     } catch (error) {
       throw deadline.over ? deadline.reason : broken(error);
     }
