@@ -67,7 +67,12 @@ export type { SignerCallContext } from './onchain/sign.js';
 export type { TransferSource, WaitOptions, WaitParams, WaitPhase, WaitPhaseTimeouts } from './flows/wait.js';
 // The chain as the witness: what became of a user operation, read from the EntryPoint.
 export { confirmUserOperation } from './flows/confirm.js';
-export type { ConfirmUserOperationParams, ConfirmOnChainParams, ConfirmOptions, Quantity } from './flows/confirm.js';
+export type {
+  ConfirmUserOperationParams,
+  ConfirmOnChainParams,
+  ConfirmOptions,
+  Quantity,
+} from './flows/confirm.js';
 export type { ChainRpc, Eip1193Provider } from './flows/confirm.js';
 export type { SubmitResult } from './flows/submit.js';
 export type { UserOperationConfirmation, UserOperationIncluded } from './schemas/chain.js';

@@ -18,7 +18,7 @@ import type { BridgeBundle } from '../schemas/bridge.js';
 import { chainSchemas, type UserOperationConfirmation } from '../schemas/chain.js';
 import { ADDRESS_PATTERN, HASH32_PATTERN } from '../schemas/common.js';
 import type { Issue } from '../schemas/issues.js';
-import { type ChainReadOptions, ChainReader, type ChainRpc, chainRpcSchema } from './rpc.js';
+import { ChainReader, type ChainReadOptions, type ChainRpc, chainRpcSchema } from './rpc.js';
 
 export type { ChainReadOptions, ChainRpc, Eip1193Provider } from './rpc.js';
 
@@ -80,7 +80,9 @@ const paramsSchema = z.lazy(() =>
 
 const optionsSchema = z.lazy(() =>
   z.strictObject({
-    signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, 'must be an AbortSignal').optional(),
+    signal: z
+      .custom<AbortSignal>((value) => value instanceof AbortSignal, 'must be an AbortSignal')
+      .optional(),
     timeoutMs: durationMs.optional(),
     maxRetries: maxRetries.optional(),
     maxRetryTimeMs: durationMs.optional(),
@@ -174,7 +176,8 @@ export async function latestBlock(rpc: ChainRpc, signal: AbortSignal | undefined
     maxRetries: 0,
   });
   const parsed = chainSchemas().quantity.safeParse(await reader.read('eth_blockNumber', []));
-  if (!parsed.success) throw bad(reader, 'eth_blockNumber', [{ path: 'result', message: 'expected a hex quantity' }]);
+  if (!parsed.success)
+    throw bad(reader, 'eth_blockNumber', [{ path: 'result', message: 'expected a hex quantity' }]);
   return BigInt(parsed.data);
 }
 

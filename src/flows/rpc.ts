@@ -125,7 +125,8 @@ export class ChainReader {
         endpoint: this.endpoint,
         code: numeric,
         status: http,
-        reason: typeof shortMessage === 'string' ? shortMessage : typeof message === 'string' ? message : undefined,
+        reason:
+          typeof shortMessage === 'string' ? shortMessage : typeof message === 'string' ? message : undefined,
         retryable: transient(numeric, http),
         cause: error,
       });

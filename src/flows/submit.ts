@@ -226,7 +226,13 @@ export async function settleOnChain(
   const cause = failure instanceof SubmitOutcomeUnknownError ? failure.cause : failure;
   if (onChain.status === 'included') return { transferId, userOpHash, onChain };
   if (onChain.status === 'superseded')
-    throw new OperationSupersededError({ intentId, transferId, userOpHash, currentNonce: onChain.currentNonce, cause });
+    throw new OperationSupersededError({
+      intentId,
+      transferId,
+      userOpHash,
+      currentNonce: onChain.currentNonce,
+      cause,
+    });
   if (!(failure instanceof SubmitOutcomeUnknownError)) throw failure;
   throw new SubmitOutcomeUnknownError({ intentId, transferId, userOpHash, onChain, cause });
 }

@@ -84,7 +84,8 @@ export function decodeOperationLogs(logs: readonly RpcLog[], facts: OperationFac
   const { event, revert } = signatures();
   const issues: Issue[] = [];
   const mine = logs.filter(
-    (log) => log.removed !== true && same(log.address, facts.entryPoint) && same(log.topics[1], facts.userOpHash),
+    (log) =>
+      log.removed !== true && same(log.address, facts.entryPoint) && same(log.topics[1], facts.userOpHash),
   );
   const index = mine.findIndex((log) => same(log.topics[0], event));
   if (index < 0) return { included: undefined, issues };
@@ -116,7 +117,10 @@ export function decodeOperationLogs(logs: readonly RpcLog[], facts: OperationFac
   if (reason) {
     const bytes = revertBytes(reason.data.slice(2));
     if (bytes === undefined)
-      issues.push({ path: `result.${logs.indexOf(reason)}.data`, message: 'is not a UserOperationRevertReason' });
+      issues.push({
+        path: `result.${logs.indexOf(reason)}.data`,
+        message: 'is not a UserOperationRevertReason',
+      });
     else included.revertReason = `0x${bytes}`;
   }
   return issues.length > 0 ? { included: undefined, issues } : { included, issues };

@@ -50,7 +50,13 @@ describe('confirmUserOperation', () => {
       blockNumber: 400n,
       actualGasCost: 777n,
     });
-    expect(chain.methods()).toEqual(['eth_call', 'eth_blockNumber', 'eth_getLogs', 'eth_getLogs', 'eth_getLogs']);
+    expect(chain.methods()).toEqual([
+      'eth_call',
+      'eth_blockNumber',
+      'eth_getLogs',
+      'eth_getLogs',
+      'eth_getLogs',
+    ]);
     // getNonce(sender, key 1) at the latest block.
     expect(chain.calls[0]!.params).toEqual([
       { to: ENTRY_POINT, data: `0x35567e1a${SENDER.slice(2).padStart(64, '0')}${'1'.padStart(64, '0')}` },
@@ -73,13 +79,19 @@ describe('confirmUserOperation', () => {
       latest: 10n,
       included: [{ userOpHash: HASH, sender: SENDER, nonce: NONCE, block: 9n, success: false, revertReason }],
     });
-    const answer = await confirmUserOperation({ rpc: chain.provider, ...op(), nonce: `0x${NONCE.toString(16)}` });
+    const answer = await confirmUserOperation({
+      rpc: chain.provider,
+      ...op(),
+      nonce: `0x${NONCE.toString(16)}`,
+    });
     expect(answer).toMatchObject({ status: 'included', success: false, revertReason, blockNumber: 9n });
   });
 
   it('answers pending when the nonce is not used, without reading logs', async () => {
     const chain = mockChain({ entryPoint: ENTRY_POINT, currentNonce: NONCE, latest: 100n });
-    await expect(confirmUserOperation({ rpc: chain.provider, ...op(), nonce: NONCE.toString() })).resolves.toEqual({
+    await expect(
+      confirmUserOperation({ rpc: chain.provider, ...op(), nonce: NONCE.toString() }),
+    ).resolves.toEqual({
       status: 'pending',
       currentNonce: NONCE,
     });
@@ -89,7 +101,9 @@ describe('confirmUserOperation', () => {
   it('answers superseded when the search reached fromBlock, unknown when the default look-back ended first', async () => {
     const state = { entryPoint: ENTRY_POINT as `0x${string}`, currentNonce: NONCE + 3n, latest: 50_000n };
     const withFrom = mockChain(state);
-    await expect(confirmUserOperation({ rpc: withFrom.provider, ...op(), fromBlock: 49_500 })).resolves.toEqual({
+    await expect(
+      confirmUserOperation({ rpc: withFrom.provider, ...op(), fromBlock: 49_500 }),
+    ).resolves.toEqual({
       status: 'superseded',
       currentNonce: NONCE + 3n,
     });
@@ -147,7 +161,9 @@ describe('confirmUserOperation', () => {
     const fetch = vi.fn();
     vi.stubGlobal('fetch', fetch);
     for (const rpc of ['ws://127.0.0.1:8545', 'not a url', { send: () => {} }, 42]) {
-      await expect(confirmUserOperation({ rpc: rpc as never, ...op() })).rejects.toBeInstanceOf(ArgumentError);
+      await expect(confirmUserOperation({ rpc: rpc as never, ...op() })).rejects.toBeInstanceOf(
+        ArgumentError,
+      );
     }
     const chain = mockChain({ entryPoint: ENTRY_POINT, currentNonce: 0n, latest: 0n });
     await expect(
@@ -162,7 +178,10 @@ describe('confirmUserOperation', () => {
       ['a nonce that is not a word', (m) => (m === 'eth_call' ? '0x12' : undefined)],
       ['a block that is not a quantity', (m) => (m === 'eth_blockNumber' ? 17 : undefined)],
       ['logs that are not a list', (m) => (m === 'eth_getLogs' ? { logs: [] } : undefined)],
-      ['a log without topics', (m) => (m === 'eth_getLogs' ? [{ address: ENTRY_POINT, data: '0x' }] : undefined)],
+      [
+        'a log without topics',
+        (m) => (m === 'eth_getLogs' ? [{ address: ENTRY_POINT, data: '0x' }] : undefined),
+      ],
       ['null', () => null],
     ];
     for (const [name, answer] of cases) {
@@ -179,7 +198,9 @@ describe('confirmUserOperation', () => {
       entryPoint: ENTRY_POINT,
       currentNonce: NONCE + 1n,
       latest: 5n,
-      included: [{ userOpHash: HASH, sender: '0x2222222222222222222222222222222222222222', nonce: NONCE, block: 5n }],
+      included: [
+        { userOpHash: HASH, sender: '0x2222222222222222222222222222222222222222', nonce: NONCE, block: 5n },
+      ],
     });
     const error = await confirmUserOperation({ rpc: chain.provider, ...op() }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ResponseValidationError);
@@ -188,7 +209,8 @@ describe('confirmUserOperation', () => {
 
   it('retries a node that is passing through trouble, and not one that refuses the request', async () => {
     const busy = mockChain({ entryPoint: ENTRY_POINT, currentNonce: NONCE, latest: 5n }, (call, count) => {
-      if (call.method === 'eth_call' && count < 3) throw Object.assign(new Error('limit exceeded'), { code: -32005 });
+      if (call.method === 'eth_call' && count < 3)
+        throw Object.assign(new Error('limit exceeded'), { code: -32005 });
       return undefined;
     });
     await expect(
@@ -207,9 +229,10 @@ describe('confirmUserOperation', () => {
 
   it('bounds each read by timeoutMs and stops at the signal', async () => {
     const hanging = { request: () => new Promise(() => {}) };
-    const timedOut = await confirmUserOperation({ rpc: hanging, ...op() }, { timeoutMs: 20, maxRetries: 1 }).catch(
-      (e: unknown) => e,
-    );
+    const timedOut = await confirmUserOperation(
+      { rpc: hanging, ...op() },
+      { timeoutMs: 20, maxRetries: 1 },
+    ).catch((e: unknown) => e);
     expect(timedOut).toBeInstanceOf(TimeoutError);
     expect(timedOut).toMatchObject({ method: 'eth_call', attempts: 2 });
 
@@ -231,18 +254,25 @@ describe('confirmUserOperation', () => {
           const body = JSON.parse(String(init.body));
           bodies.push(body);
           return new Response(
-            JSON.stringify({ jsonrpc: '2.0', id: body.id, result: `0x${NONCE.toString(16).padStart(64, '0')}` }),
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: body.id,
+              result: `0x${NONCE.toString(16).padStart(64, '0')}`,
+            }),
           );
         }),
       );
-      await expect(confirmUserOperation({ rpc: URL_WITH_KEY, ...op() })).resolves.toMatchObject({ status: 'pending' });
+      await expect(confirmUserOperation({ rpc: URL_WITH_KEY, ...op() })).resolves.toMatchObject({
+        status: 'pending',
+      });
       expect(bodies[0]).toMatchObject({ jsonrpc: '2.0', method: 'eth_call' });
     });
 
     it('types HTTP errors, JSON-RPC errors, broken bodies and connection failures, never naming the URL past its origin', async () => {
       const answers: (() => Response | Promise<Response>)[] = [
         () => new Response('busy', { status: 503 }),
-        () => new Response(JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'bad' } })),
+        () =>
+          new Response(JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'bad' } })),
         () => new Response('<html>', { status: 200 }),
         () => Promise.reject(new TypeError(`fetch failed for ${URL_WITH_KEY}`)),
       ];
