@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -13,6 +16,7 @@ import {
 } from '../../src/index.js';
 import { createPartnerSimulator, type PartnerSimulator } from '../../src/testing/index.js';
 import { type ChainOutcome, type ChainWorld, chainOrSkip, startChainWorld } from '../helpers/chain.js';
+import { runMain } from '../helpers/cli.js';
 
 /*
  * The chain is the witness: `confirmUserOperation` and `bridge.confirmOnChain` read real chain
@@ -103,6 +107,14 @@ describe.runIf(chain.ready)('confirming a user operation on a real chain', { tim
     await expect(client.bridge.confirmOnChain(construct)).resolves.toEqual(answer);
     await expect(confirmUserOperation({ ...paramsOf(construct), rpc: world.client })).resolves.toEqual(
       answer,
+    );
+    // And the CLI, on the construct result as saved.
+    const file = join(mkdtempSync(join(tmpdir(), 'partner-chain-confirm-')), 'construct.json');
+    writeFileSync(file, JSON.stringify({ data: construct }));
+    const cli = await runMain(['confirm', '--rpc', world.rpcUrl, '--from-block', String(fromBlock), file]);
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toMatch(
+      new RegExp(`^included: success, block ${receipt.blockNumber}, transaction ${outcome.transactionHash}`),
     );
   });
 
