@@ -143,7 +143,12 @@ export async function confirmChecked(
     const result = await reader.read(method, params);
     const parsed = schema.safeParse(result);
     if (parsed.success) return parsed.data;
-    throw bad(reader, method, [{ path: 'result', message: parsed.error.issues[0]?.message ?? 'unexpected' }]);
+    // An empty call result is what a node answers when no contract is at the address.
+    const message =
+      method === 'eth_call' && result === '0x'
+        ? 'is empty: no EntryPoint answers getNonce at that address on this chain'
+        : (parsed.error.issues[0]?.message ?? 'is not what was asked');
+    throw bad(reader, method, [{ path: 'result', message }]);
   };
   // The nonce first: an operation included after this read is in the logs read after it.
   const call = { to: checked.entryPoint, data: getNonceCallData(checked.sender, nonceKey(checked.nonce)) };

@@ -176,6 +176,7 @@ describe('confirmUserOperation', () => {
   it('types what a node answers that is no answer: never a TypeError', async () => {
     const cases: [string, (method: string) => unknown][] = [
       ['a nonce that is not a word', (m) => (m === 'eth_call' ? '0x12' : undefined)],
+      ['no contract at the entry point', (m) => (m === 'eth_call' ? '0x' : undefined)],
       ['a block that is not a quantity', (m) => (m === 'eth_blockNumber' ? 17 : undefined)],
       ['logs that are not a list', (m) => (m === 'eth_getLogs' ? { logs: [] } : undefined)],
       [
