@@ -91,7 +91,7 @@ const logRanges = (calls: { method: string; params: unknown[] }[]) =>
       return [BigInt(filter.fromBlock), BigInt(filter.toBlock)];
     });
 
-describe('an unclear submit, settled by the chain', () => {
+describe('an unclear submit, settled by the chain', { timeout: 30_000 }, () => {
   it('included: resolves with onChain, searching from the block read before the submit', async () => {
     vi.useFakeTimers();
     const order: string[] = [];
