@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { transfer } from '../../fixtures/wire.js';
 import {
   ArgumentError,
@@ -21,6 +21,17 @@ import { json, type MockRequest, makeClient } from '../helpers/mock-fetch.js';
 afterEach(() => {
   vi.useRealTimers();
 });
+
+// The SDK loads its transport and viem on first use, in real time: under fake timers a loaded
+// machine could run out of fake time before the first request went out.
+beforeAll(async () => {
+  await makeClient(bridgeService()).bridge.execute({
+    userId: 'user-1',
+    routeId: 'base-usdc-to-bsc-usdc',
+    amount: '25.5',
+    signer: account,
+  });
+}, 60_000);
 
 const construct = freshConstruct(account.address);
 const NONCE = BigInt(construct.bundle.userOp.nonce as string);
