@@ -203,7 +203,7 @@ export class PartnerClient {
       report,
       ...(warn ? { warn } : {}),
     };
-    this.bridge = new Bridge(this.#api, this.#shared.intents, this.#shared.signingTimes);
+    this.bridge = new Bridge(this.#api, this.#shared.intents, this.#shared.signingTimes, config.chains);
   }
 
   /**

@@ -65,6 +65,18 @@ export { compareQuotes } from './onchain/quote-change.js';
 export type { AmountChange, QuoteChange, TimeChange } from './onchain/quote-change.js';
 export type { SignerCallContext } from './onchain/sign.js';
 export type { TransferSource, WaitOptions, WaitParams, WaitPhase, WaitPhaseTimeouts } from './flows/wait.js';
+// The chain as the witness: what became of a user operation, read from the EntryPoint.
+export { confirmUserOperation } from './flows/confirm.js';
+export type {
+  ConfirmUserOperationParams,
+  ConfirmOnChainParams,
+  ConfirmOptions,
+  Quantity,
+} from './flows/confirm.js';
+export type { ChainRpc, Eip1193Provider } from './flows/confirm.js';
+export type { SubmitResult } from './flows/submit.js';
+export type { UserOperationConfirmation, UserOperationIncluded } from './schemas/chain.js';
+export type { UserOperationPending, UserOperationSuperseded, UserOperationUnknown } from './schemas/chain.js';
 export { FINAL_STATES, TRANSFER_STATES } from './schemas/bridge.js';
 export type {
   BridgeRoute,

@@ -86,7 +86,7 @@ async function readStdin(io: Io): Promise<string> {
 }
 
 /** A JSON file, or stdin for `-`; what cannot be read or parsed is a usage error naming it. */
-async function readJson(path: string, what: string, io: Io): Promise<unknown> {
+export async function readJson(path: string, what: string, io: Io): Promise<unknown> {
   let text: string;
   const name = path === '-' ? 'on standard input' : path;
   if (path === '-') {
@@ -131,7 +131,7 @@ interface BatchFlags {
  * client in another language received it, is read as its `data`. A construct result or a route has
  * no `data` field of its own.
  */
-function payloadOf(saved: unknown): unknown {
+export function payloadOf(saved: unknown): unknown {
   return typeof saved === 'object' && saved !== null && !Array.isArray(saved) && 'data' in saved
     ? (saved as { data: unknown }).data
     : saved;

@@ -1,6 +1,7 @@
 import { VERSION } from '../index.js';
 import { SEND_USAGE, SIGN_USAGE, send, sign, VERIFY_USAGE, verify } from './batch.js';
 import { EXIT, type Io, report, terminalIo, UsageError } from './common.js';
+import { CONFIRM_USAGE, confirm } from './confirm.js';
 import { OPENAPI_USAGE, openapi } from './openapi.js';
 import { ROUTES_USAGE, routes, TOKEN_USAGE, TRANSFERS_USAGE, token, transfers } from './ops.js';
 import { SIMULATE_USAGE, simulate } from './simulate.js';
@@ -18,6 +19,7 @@ const COMMANDS: Record<string, { run: (args: string[], io: Io) => Promise<number
   verify: { run: verify, usage: VERIFY_USAGE },
   sign: { run: sign, usage: SIGN_USAGE },
   send: { run: send, usage: SEND_USAGE },
+  confirm: { run: confirm, usage: CONFIRM_USAGE },
   openapi: { run: openapi, usage: OPENAPI_USAGE },
 };
 
@@ -32,6 +34,7 @@ commands:
   verify       verify a saved construct result against a route, offline
   sign         verify a saved construct result, then sign it with a key from the environment
   send         submit what sign printed; prints the transfer id
+  confirm      ask the source chain what became of a saved construct result's user operation
   openapi      print the OpenAPI 3.1 document of the interface (as partner-s2s-sdk/openapi.json)
 
 Run "partner-s2s-sdk <command> --help" for a command's options, "partner-s2s-sdk --version"

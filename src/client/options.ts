@@ -22,6 +22,7 @@ import {
 import { API_PREFIX, DEFAULTS, withDefaults } from '../core/defaults.js';
 import { type Logger, type LogLevel, logLevelFromEnv } from '../core/logger.js';
 import { ArgumentError } from '../errors/client-errors.js';
+import { type ChainRpc, chainRpcSchema } from '../flows/rpc.js';
 import type { RetryOptions } from '../http/retry.js';
 import type { TracerProviderLike, TracingOption } from '../http/tracing.js';
 import type { FetchLike } from '../http/types.js';
@@ -185,6 +186,17 @@ export interface PartnerClientOptions {
    * @example new PartnerClient({ ...credentials, tracing: { tracerProvider: provider } })
    */
   tracing?: TracingOption;
+  /**
+   * A JSON-RPC node per source chain id: an http(s) URL or an EIP-1193 provider (a viem client).
+   * Never required. With the bundle's chain here, `bridge.confirmOnChain(construct)` asks the
+   * EntryPoint what became of a batch's operation, and an unclear submit (`send`, `execute`) asks
+   * it before giving up: included resolves the submit (with `onChain`), superseded throws
+   * `OperationSupersededError`. The URL is used with the runtime's own fetch (not `fetch` above:
+   * that one reaches the service) and never shown in errors or logs beyond its origin.
+   * @example new PartnerClient({ ...credentials, chains: { 8453: process.env.BASE_RPC_URL! } })
+   * @example new PartnerClient({ ...credentials, chains: { 8453: createPublicClient({ chain: base, transport: http(url) }) } })
+   */
+  chains?: { [chainId: number]: ChainRpc };
 }
 
 /**
@@ -204,6 +216,7 @@ export type PartnerClientOverrides = Pick<
   | 'logLevel'
   | 'strict'
   | 'tracing'
+  | 'chains'
 >;
 
 const FIXED_BY_CREDENTIAL = [
@@ -339,6 +352,12 @@ const optionsSchema = z.lazy(() =>
             }),
           ],
           { error: 'must be true, false or { tracerProvider }' },
+        )
+        .optional(),
+      chains: z
+        .record(
+          z.string().regex(/^[1-9]\d{0,15}$/, 'must be a chain id: a positive whole number'),
+          chainRpcSchema,
         )
         .optional(),
     })

@@ -53,7 +53,7 @@ export function withDefaults<D extends object, G extends { [K in keyof D]?: unkn
  * under `redis` and `postgres` those of the `partner-s2s-sdk/redis` and `partner-s2s-sdk/postgres`
  * stores, under `verifier` those of `verifyBridgeBatch`, under `requote` and `signing` those of
  * `bridge.execute`, under `tracker` those of `createTransferTracker`, under `describe` those of
- * `describeBridgeBatch` and `describeQuoteChange`.
+ * `describeBridgeBatch` and `describeQuoteChange`, under `confirm` those of `confirmUserOperation`.
  *
  * @example
  * import { DEFAULTS, PartnerClient } from 'partner-s2s-sdk';
@@ -259,6 +259,28 @@ export const DEFAULTS = deepFreeze({
     learnedPercentile: 95,
     /** …once at least this many are known. */
     learnedMinSamples: 3,
+  },
+  /**
+   * `confirmUserOperation` and `bridge.confirmOnChain`, and the chain read of an unclear submit
+   * (with `chains`). Each read is bounded by `timeoutMs` and retried `maxRetries` times, like any
+   * call of the SDK.
+   */
+  confirm: {
+    /**
+     * Blocks per `eth_getLogs` page, searched back from the latest block: RPC providers cap the range
+     * of one request (commonly at 1,000 to 10,000 blocks), and the event is most likely recent.
+     */
+    pageBlocks: 1_000,
+    /**
+     * Without `fromBlock`, how far back the search goes: 10,000 blocks (about 5.5 hours on Base,
+     * 33 on Ethereum), ten pages at most. A used nonce without an event there is `unknown`.
+     */
+    lookBackBlocks: 10_000,
+    /**
+     * The latest block read before each submit (the later search's `fromBlock`): one attempt this
+     * long at most, so that a slow node delays no submit by more; when it fails the submit goes anyway.
+     */
+    blockReadTimeoutMs: 2_000,
   },
   /** `describeBridgeBatch` and `describeQuoteChange` (`DescribeOptions`). */
   describe: {

@@ -1,3 +1,4 @@
+import type { UserOperationConfirmation } from '../schemas/chain.js';
 import { formatIssues } from '../schemas/issues.js';
 import { PartnerError } from './base.js';
 
@@ -34,8 +35,10 @@ export class BatchVerificationError extends PartnerError {
  * A submit went out, its answer did not say whether the service took it (a timeout, a lost
  * connection, an unreadable success, a 401, a gateway's 5xx, or the caller's abort), and reading
  * the transfer did not tell either. The original failure is the `cause`. Do not rebuild blindly:
- * look the transfer up (or confirm `userOpHash` on chain) first; sending the same intent again is
- * safe.
+ * look the transfer up (or `client.bridge.confirmOnChain`) first; sending the same intent again is
+ * safe. With the source chain in the client's `chains`, `onChain` is what the chain said
+ * (`pending`: the operation may still land; `unknown`: its nonce is used, the search found no
+ * event), or undefined when the chain could not be read.
  *
  * @example
  * catch (e) { if (e instanceof SubmitOutcomeUnknownError) await queue.checkLater(e.transferId, e.userOpHash); }
@@ -45,20 +48,61 @@ export class SubmitOutcomeUnknownError extends PartnerError {
   readonly intentId: string;
   readonly transferId: string | undefined;
   readonly userOpHash: string | undefined;
+  /** What the chain said of the operation, when the client has an RPC for its chain and it answered. */
+  readonly onChain: UserOperationConfirmation | undefined;
 
   constructor(init: {
     intentId: string;
     transferId?: string | undefined;
     userOpHash?: string | undefined;
+    onChain?: UserOperationConfirmation | undefined;
     cause?: unknown;
   }) {
     super(
-      `The outcome of submitting intent ${init.intentId} is unknown; check transfer ${init.transferId ?? '(unknown)'} before rebuilding`,
+      `The outcome of submitting intent ${init.intentId} is unknown; check transfer ${init.transferId ?? '(unknown)'} before rebuilding${
+        init.onChain ? ` (on chain: ${init.onChain.status})` : ''
+      }`,
       { cause: init.cause },
     );
     this.intentId = init.intentId;
     this.transferId = init.transferId;
     this.userOpHash = init.userOpHash;
+    this.onChain = init.onChain;
+  }
+}
+
+/**
+ * The chain says a submitted operation can never execute: no `UserOperationEvent` for its hash
+ * since the block before the submit, and the sender's EntryPoint nonce for its key is past the
+ * operation's (another operation used it). Safe to build a new intent. `currentNonce` is
+ * `getNonce(sender, key)`, the full value. The original failure of the submit is the `cause`.
+ *
+ * @example
+ * catch (e) { if (e instanceof OperationSupersededError) return client.bridge.execute(params); // safe to rebuild
+ * }
+ */
+export class OperationSupersededError extends PartnerError {
+  override name = 'OperationSupersededError' as const;
+  readonly intentId: string;
+  readonly transferId: string;
+  readonly userOpHash: string;
+  readonly currentNonce: bigint;
+
+  constructor(init: {
+    intentId: string;
+    transferId: string;
+    userOpHash: string;
+    currentNonce: bigint;
+    cause?: unknown;
+  }) {
+    super(
+      `The operation ${init.userOpHash} of intent ${init.intentId} can never execute: its nonce was used by another (the sender's nonce is now ${init.currentNonce})`,
+      { cause: init.cause },
+    );
+    this.intentId = init.intentId;
+    this.transferId = init.transferId;
+    this.userOpHash = init.userOpHash;
+    this.currentNonce = init.currentNonce;
   }
 }
 

@@ -1,5 +1,6 @@
 import { formatIssues, type Issue } from '../schemas/issues.js';
 import { PartnerError } from './base.js';
+import { scrubForeign } from './redact.js';
 
 /** One problem with the arguments of a call: where it is (e.g. `amount`) and what is wrong. */
 export type ArgumentIssue = Issue;
@@ -189,5 +190,53 @@ export class ResponseValidationError extends PartnerError {
     const issues = [...init.issues];
     const mismatched = [...new Set(issues.map((issue) => issue.path.slice(issue.path.lastIndexOf('.') + 1)))];
     return new ResponseValidationError({ ...init, issues, mismatched });
+  }
+}
+
+/**
+ * A chain's JSON-RPC node (a `chains` entry, the `rpc` of `confirmUserOperation`) answered a read
+ * with an error: an HTTP status other than 200, a JSON-RPC `error` object, or an EIP-1193 provider
+ * that threw. `retryable` says whether the SDK tried it again (429, 5xx, and the node codes of a
+ * passing overload: -32005 limit exceeded, -32603 internal error, -32000 server error). The RPC's
+ * URL is never in it: an RPC URL often holds an API key; `endpoint` is its origin only.
+ *
+ * @example
+ * catch (e) { if (e instanceof ChainRpcError) log.warn(`${e.method} on ${e.endpoint} failed`, e.code ?? e.status); }
+ */
+export class ChainRpcError extends PartnerError {
+  override name = 'ChainRpcError' as const;
+  /** The JSON-RPC method, e.g. `eth_getLogs`. */
+  readonly method: string;
+  /** The RPC URL's origin (`https://base-mainnet.example.com`), or `provider` for an EIP-1193 provider. */
+  readonly endpoint: string;
+  /** The HTTP status, when the node answered one other than 200. */
+  readonly status: number | undefined;
+  /** The JSON-RPC error code, when the node (or provider) gave one. */
+  readonly code: number | undefined;
+  readonly retryable: boolean;
+
+  constructor(init: {
+    method: string;
+    endpoint: string;
+    status?: number | undefined;
+    code?: number | undefined;
+    /** What the node said: scrubbed and cut short, it may echo what was asked. */
+    reason?: string | undefined;
+    retryable: boolean;
+    cause?: unknown;
+  }) {
+    const said = [
+      init.status === undefined ? '' : `HTTP ${init.status}`,
+      init.code === undefined ? '' : `code ${init.code}`,
+      init.reason ? scrubForeign(init.reason) : '',
+    ].filter(Boolean);
+    super(`${init.method} on ${init.endpoint} failed${said.length ? `: ${said.join(', ')}` : ''}`, {
+      cause: init.cause,
+    });
+    this.method = init.method;
+    this.endpoint = init.endpoint;
+    this.status = init.status;
+    this.code = init.code;
+    this.retryable = init.retryable;
   }
 }

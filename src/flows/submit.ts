@@ -7,7 +7,7 @@ import {
   ServiceUnavailableError,
 } from '../errors/api-error.js';
 import { isPartnerError } from '../errors/base.js';
-import { SubmitOutcomeUnknownError } from '../errors/bridge-errors.js';
+import { OperationSupersededError, SubmitOutcomeUnknownError } from '../errors/bridge-errors.js';
 import {
   AbortError,
   ConnectionError,
@@ -17,12 +17,20 @@ import {
 import { isRetryable } from '../http/retry.js';
 import { ENDPOINTS } from '../resources/endpoints.js';
 import type { BridgeSendResult, BridgeTransfer } from '../schemas/bridge.js';
+import type { UserOperationConfirmation, UserOperationIncluded } from '../schemas/chain.js';
 import type { Hex } from '../schemas/common.js';
 import type { Issue } from '../schemas/issues.js';
 
+/**
+ * What a submit resolves with: the service's ids, and, when an unclear outcome was settled by the
+ * chain (the client's `chains`), the operation's `UserOperationEvent` (`onChain.success` false: its
+ * calls reverted, the transfer will end `failed`).
+ */
+export type SubmitResult = BridgeSendResult & { onChain?: UserOperationIncluded };
+
 /** A submit the service took: its result, and the answer that result came from. */
 export interface TakenSubmit {
-  result: BridgeSendResult;
+  result: SubmitResult;
   response: Response | undefined;
   requestId: string | undefined;
 }
@@ -32,6 +40,8 @@ export interface KnownIntent {
   userId: string;
   transferId: string;
   userOpHash: Hex;
+  /** The operation's chain, EntryPoint, sender and nonce: what the chain is asked after an unclear submit. */
+  operation?: { chainId: number; entryPoint: string; sender: string; nonce: bigint };
   /** Set once a submit of the intent is known to be taken: a re-send returns it, sending nothing. */
   taken?: TakenSubmit;
 }
@@ -191,4 +201,38 @@ export async function resolveSubmitOutcome(
   // A spent intent whose transfer never left `pending` (or expired) is the service's clear answer.
   if (cause instanceof IntentNotFoundError) throw cause;
   throw unknown();
+}
+
+/**
+ * After the reads could not settle an unclear submit (`failure`: the `SubmitOutcomeUnknownError`,
+ * or the `IntentNotFoundError` of a spent intent whose transfer never moved), asks the chain:
+ * `included` settles it (reverted too: the transfer exists and will end `failed`), `superseded` is
+ * an `OperationSupersededError` (safe to rebuild), `pending` and `unknown` keep the failure, an
+ * unclear outcome carrying `onChain`. A chain that cannot be read leaves the failure as it was.
+ */
+export async function settleOnChain(
+  intentId: string,
+  known: KnownIntent,
+  failure: unknown,
+  confirm: () => Promise<UserOperationConfirmation>,
+): Promise<SubmitResult> {
+  let onChain: UserOperationConfirmation;
+  try {
+    onChain = await confirm();
+  } catch {
+    throw failure;
+  }
+  const { transferId, userOpHash } = known;
+  const cause = failure instanceof SubmitOutcomeUnknownError ? failure.cause : failure;
+  if (onChain.status === 'included') return { transferId, userOpHash, onChain };
+  if (onChain.status === 'superseded')
+    throw new OperationSupersededError({
+      intentId,
+      transferId,
+      userOpHash,
+      currentNonce: onChain.currentNonce,
+      cause,
+    });
+  if (!(failure instanceof SubmitOutcomeUnknownError)) throw failure;
+  throw new SubmitOutcomeUnknownError({ intentId, transferId, userOpHash, onChain, cause });
 }

@@ -1,7 +1,7 @@
 import { sleep } from '../core/time.js';
 import { ApiError, RateLimitError, ServiceUnavailableError } from '../errors/api-error.js';
 import { isPartnerError } from '../errors/base.js';
-import { AbortError, ConnectionError, TimeoutError } from '../errors/client-errors.js';
+import { AbortError, ChainRpcError, ConnectionError, TimeoutError } from '../errors/client-errors.js';
 
 /** How the SDK retries. Every field is optional; the defaults suit most partners. */
 export interface RetryOptions {
@@ -36,11 +36,13 @@ export interface RetryPolicy {
 }
 
 /**
- * Connection errors, timeouts, 429 and every 5xx (the specification's rule 4): the failures that a
- * later attempt may not see. Whether a call may be repeated at all is the caller's to say.
+ * Connection errors, timeouts, 429 and every 5xx (the specification's rule 4), and a chain node's
+ * passing overload: the failures that a later attempt may not see. Whether a call may be repeated
+ * at all is the caller's to say.
  */
 export function isRetryable(error: unknown): boolean {
   if (error instanceof ConnectionError || error instanceof TimeoutError) return true;
+  if (error instanceof ChainRpcError) return error.retryable;
   return error instanceof ApiError && (error.status === 429 || (error.status >= 500 && error.status <= 599));
 }
 

@@ -1,7 +1,16 @@
 import type { ApiPromise, ResponseSink } from '../core/api-promise.js';
-import { apiCall } from '../core/args.js';
+import { apiCall, parseOptions } from '../core/args.js';
 import type { RequestOptions } from '../core/request-options.js';
 import { IntentNotFoundError } from '../errors/api-error.js';
+import {
+  type ChainRpc,
+  type ConfirmOnChainParams,
+  type ConfirmOptions,
+  confirmationOfBundle,
+  confirmChecked,
+  confirmOptionsSchema,
+  latestBlock,
+} from '../flows/confirm.js';
 import {
   type BridgeExecuteParams,
   type BridgeExecuteResult,
@@ -10,21 +19,25 @@ import {
 import { SigningTimes } from '../flows/execute/signing.js';
 import {
   type IntentMemory,
+  type KnownIntent,
   outcomeUnknown,
   refuseOtherSubmit,
   resolveSubmitOutcome,
+  type SubmitResult,
+  settleOnChain,
   type TakenSubmit,
 } from '../flows/submit.js';
 import { untraced } from '../http/tracing.js';
 import { refuseNonCanonical } from '../onchain/canonical.js';
+import { quantity } from '../onchain/hex.js';
 import type {
   BridgeConstructResult,
   BridgeFeeEstimate,
   BridgeQuote,
   BridgeRoute,
-  BridgeSendResult,
   BridgeTransfer,
 } from '../schemas/bridge.js';
+import type { UserOperationConfirmation } from '../schemas/chain.js';
 import type { Api } from './endpoints.js';
 import { ENDPOINTS, send } from './endpoints.js';
 import type {
@@ -57,14 +70,22 @@ export class Bridge extends Resource {
   readonly #intents: IntentMemory;
   /** Past signing times by signer address: the learned budget of `execute`. */
   readonly #signingTimes: SigningTimes;
+  /** The client's `chains`: an RPC per source chain id, to confirm operations on chain. */
+  readonly #chains: Readonly<Record<number, ChainRpc>> | undefined;
   #routes: { at: number; routes: Promise<BridgeRoute[]> } | undefined;
 
   /** `intents` and `signingTimes` are shared with every client derived from this one (`withOptions`). */
-  constructor(api: Api, intents: IntentMemory, signingTimes: SigningTimes = new SigningTimes()) {
+  constructor(
+    api: Api,
+    intents: IntentMemory,
+    signingTimes: SigningTimes = new SigningTimes(),
+    chains?: Readonly<Record<number, ChainRpc>>,
+  ) {
     super(api);
     this.transfers = new Transfers(api);
     this.#intents = intents;
     this.#signingTimes = signingTimes;
+    this.#chains = chains;
   }
 
   /**
@@ -124,10 +145,13 @@ export class Bridge extends Resource {
     sink: ResponseSink | undefined,
   ): Promise<BridgeConstructResult> {
     const data = await send(this.api, ENDPOINTS.construct, args, { options, sink });
+    const { chainId, entryPoint, userOp } = data.bundle;
+    const nonce = quantity(userOp.nonce);
     this.#intents.remember(data.intentId, {
       userId: args.userId,
       transferId: data.transferId,
       userOpHash: data.bundle.userOpHash,
+      ...(nonce === undefined ? {} : { operation: { chainId, entryPoint, sender: userOp.sender, nonce } }),
     });
     return data;
   }
@@ -137,8 +161,12 @@ export class Bridge extends Resource {
    * replayed after a 401. When the answer leaves the outcome unclear (a timeout, a broken
    * connection, a 2xx that cannot be read, a 401, a 5xx other than the service's own 503, or
    * `signal` firing after the submit went out) or the intent is answered as spent, it reads the
-   * transfer of an intent this client built: it returns the transfer once that has left `pending`,
-   * and otherwise throws `SubmitOutcomeUnknownError` with `intentId`, `transferId` and `userOpHash`.
+   * transfer of an intent this client built: it returns the transfer once that has left `pending`.
+   * When the reads do not tell and the client has an RPC for the source chain (`chains`), it asks
+   * the chain (searching from the latest block read before the submit): `included` returns the ids
+   * with `onChain` (the `UserOperationEvent`; `onChain.success` false when its calls reverted),
+   * `superseded` throws `OperationSupersededError` (safe to rebuild). Otherwise it throws
+   * `SubmitOutcomeUnknownError` with `intentId`, `transferId`, `userOpHash` (and `onChain`).
    * After an abort that is one read of at most 2 s. A signature the chain would refuse (s above
    * n/2, v other than 27 or 28, in the user operation or the authorization) is a `SigningError`
    * before anything is sent: `signBridgeBatch` returns them in the form the chain takes.
@@ -147,15 +175,37 @@ export class Bridge extends Resource {
    * const signed = await signBridgeBatch({ verified: verifyBridgeBatch({ route, construct: built, wallet }), signer });
    * const { transferId } = await client.bridge.send({ userId, intentId: built.intentId, ...signed });
    */
-  send(params: BridgeSendParams, options?: RequestOptions): ApiPromise<BridgeSendResult> {
+  send(params: BridgeSendParams, options?: RequestOptions): ApiPromise<SubmitResult> {
     return apiCall(options, ENDPOINTS.send.name, (checked, sink) => this.#send(params, checked, sink));
+  }
+
+  /**
+   * What the chain says of a constructed batch's user operation, through the RPC the client's
+   * `chains` names for the bundle's chain: `included` (with `success`, the transaction, block, gas
+   * cost and a reverted call's `revertReason`), `superseded` (it can never execute: safe to
+   * rebuild), `pending` or `unknown` (see `confirmUserOperation`). Takes a construct result, or
+   * anything with its `bundle`, and optionally `fromBlock` (a block before the submit). Without an
+   * RPC for that chain: an `ArgumentError` before any request.
+   *
+   * @example
+   * const client = new PartnerClient({ ...credentials, chains: { 8453: process.env.BASE_RPC_URL! } });
+   * const onChain = await client.bridge.confirmOnChain(built);
+   * if (onChain.status === 'included') console.log(onChain.success, onChain.transactionHash);
+   */
+  async confirmOnChain(
+    construct: ConfirmOnChainParams,
+    options?: ConfirmOptions,
+  ): Promise<UserOperationConfirmation> {
+    const where = 'bridge.confirmOnChain';
+    const checked = confirmationOfBundle(construct, this.#chains, where);
+    return confirmChecked(checked, parseOptions(confirmOptionsSchema, options, where));
   }
 
   async #send(
     params: unknown,
     options: RequestOptions | undefined,
     parent: ResponseSink | undefined,
-  ): Promise<BridgeSendResult> {
+  ): Promise<SubmitResult> {
     const args = checkArgs(ENDPOINTS.send, params);
     refuseNonCanonical(args);
     const mine = () => {
@@ -169,13 +219,17 @@ export class Bridge extends Resource {
       if (taken.response) parent?.(taken.response, taken.requestId);
       return { ...taken.result };
     }
+    const chain = this.#chainOf(mine());
+    // Where the chain is searched from if the outcome is unclear: no inclusion can be older.
+    const fromBlock =
+      chain === undefined ? undefined : await latestBlock(chain, options?.signal).catch(() => undefined);
     let answer: Pick<TakenSubmit, 'response' | 'requestId'> = { response: undefined, requestId: undefined };
     const sink: ResponseSink = (response, requestId) => {
       answer = { response, requestId };
       parent?.(response, requestId);
     };
     let sent = false;
-    let result: BridgeSendResult;
+    let result: SubmitResult;
     try {
       const onSent = () => {
         sent = true;
@@ -187,16 +241,45 @@ export class Bridge extends Resource {
     } catch (error) {
       // Until the submit went out nothing can have happened (a token failure, an early abort).
       if (!sent || (!outcomeUnknown(error) && !(error instanceof IntentNotFoundError))) throw error;
-      result = await resolveSubmitOutcome(
-        args.intentId,
-        mine(),
-        error,
-        (userId, transferId, readOptions) => this.#transfer({ userId, transferId }, readOptions, sink),
-        options,
-      );
+      const read = (userId: string, transferId: string, readOptions: RequestOptions) =>
+        this.#transfer({ userId, transferId }, readOptions, sink);
+      result = await resolveSubmitOutcome(args.intentId, mine(), error, read, options).catch((failure) => {
+        const known = mine();
+        if (!chain || !known) throw failure;
+        return settleOnChain(args.intentId, known, failure, () =>
+          this.#confirmKnown(chain, known, fromBlock, options),
+        );
+      });
     }
     this.#intents.taken(args.intentId, args.userId, { result, ...answer });
     return result;
+  }
+
+  /** The RPC of an intent's source chain, when the client has one and the intent's operation is known. */
+  #chainOf(known: KnownIntent | undefined): ChainRpc | undefined {
+    const chainId = known?.operation?.chainId;
+    return chainId === undefined ? undefined : this.#chains?.[chainId];
+  }
+
+  /**
+   * The chain's word on a submitted intent's operation, within the submit's signal and time; after
+   * an abort, one attempt of at most 2 s per read, as the transfer read then.
+   */
+  #confirmKnown(
+    rpc: ChainRpc,
+    known: KnownIntent,
+    fromBlock: bigint | undefined,
+    options: RequestOptions | undefined,
+  ): Promise<UserOperationConfirmation> {
+    const { entryPoint, sender, nonce } = known.operation!;
+    const aborted = options?.signal?.aborted === true;
+    const bounds: ConfirmOptions = aborted
+      ? { signal: AbortSignal.timeout(2_000), timeoutMs: 2_000, maxRetries: 0 }
+      : { signal: options?.signal, timeoutMs: options?.timeoutMs, maxRetries: options?.maxRetries };
+    return confirmChecked(
+      { rpc, entryPoint, sender, nonce, userOpHash: known.userOpHash, fromBlock },
+      bounds,
+    );
   }
 
   /**

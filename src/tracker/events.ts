@@ -5,6 +5,7 @@ import { settleWithin } from '../core/time.js';
 import { TrackerError } from '../errors/tracker-errors.js';
 import type { WaitPhase } from '../flows/wait.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
+import type { UserOperationConfirmation } from '../schemas/chain.js';
 import type { TransferStatus } from '../schemas/states.js';
 
 /** A phase that passed its deadline (`overdue`). */
@@ -14,6 +15,13 @@ export interface TransferOverdue {
   phase: WaitPhase;
   /** When the phase was first observed. */
   since: Date;
+  /**
+   * For a transfer held in `submitted`: what the chain says of its operation, when the tracker
+   * knows the operation (recorded by `execute`, or `track` given the bundle) and the client has an
+   * RPC for its chain (`chains`). Undefined otherwise, or when the chain could not be read in time
+   * (reported on `error`).
+   */
+  onChain?: UserOperationConfirmation;
 }
 
 /** The tracker's events, the names `on` and `off` take. */

@@ -4,13 +4,17 @@ import { DEFAULTS } from '../core/defaults.js';
 import type { Logger } from '../core/logger.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import type { TransferSource } from '../flows/wait.js';
+import type { Bridge } from '../resources/bridge.js';
 import type { Transfers } from '../resources/transfers.js';
 import { MemoryTrackerStore } from './memory-store.js';
 import type { TrackerStore } from './store.js';
 
-/** What the tracker needs of a client: `client.bridge.transfers.get` and `.list`. A `PartnerClient` is one. */
+/**
+ * What the tracker needs of a client: `client.bridge.transfers.get` and `.list`, and, to say what
+ * the chain says of an overdue operation, `bridge.confirmOnChain`. A `PartnerClient` is one.
+ */
 export interface TrackerClient {
-  bridge: { transfers: Pick<Transfers, 'get' | 'list'> };
+  bridge: { transfers: Pick<Transfers, 'get' | 'list'>; confirmOnChain?: Bridge['confirmOnChain'] };
 }
 
 /** The first delay before the next read of a transfer in each state that is not final (ms). */

@@ -5,6 +5,7 @@ import { TrackerError } from '../errors/tracker-errors.js';
 import { ENDPOINTS, sameTransfer } from '../resources/endpoints.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
 import { FINAL_STATES, stateRank } from '../schemas/states.js';
+import { chainWord } from './confirm.js';
 import type { TrackerEvents } from './events.js';
 import type { TrackerClient } from './options.js';
 import type { ReadLimiter } from './rate.js';
@@ -104,7 +105,11 @@ export async function step(ctx: StepContext, lease: TrackerLease, forceRead = fa
     advanceSchedule(ctx.schedule, record, record.observed.status, now);
     const phase = overduePhase(ctx.schedule, record, now);
     if (phase && record.phaseSince !== null) {
-      const overdue = { transfer: record.observed, phase, since: new Date(record.phaseSince) };
+      const onChain = await chainWord(ctx.client, record, ctx.read, (error) =>
+        ctx.events.fail(error, `asking the chain about ${id}'s operation failed; overdue goes without it`),
+      );
+      const since = new Date(record.phaseSince);
+      const overdue = { transfer: record.observed, phase, since, ...(onChain ? { onChain } : {}) };
       if (await ctx.events.dispatch('overdue', id, [overdue], () => holds(ctx, lease)))
         record.overdue.push(phase);
       advanceSchedule(ctx.schedule, record, record.observed.status, now);

@@ -2,6 +2,7 @@
 // a transfer's record says; a store only keeps records, hands out short fenced leases on the ones
 // that are due, and merges what the router observed. Memory, Redis and Postgres stores implement
 // it, and so may a partner's own (the conformance suite in `partner-s2s-sdk/testing` checks one).
+import type { TrackedOperation } from '../core/tracking.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
 
 /**
@@ -39,6 +40,12 @@ export interface TrackerRecord {
    * that a store written before it keeps working; a store that keeps the record whole keeps it.
    */
   expiresAt?: number | null;
+  /**
+   * The transfer's user operation (chain, EntryPoint, hash, sender, nonce), when the tracker knows
+   * it (recorded by `execute`, or given to `track`): an `overdue` in `submitted` says what the chain
+   * says of it. Optional like `expiresAt`; a store that keeps the record whole keeps it.
+   */
+  operation?: TrackedOperation | null;
   /** How the record came to be. */
   source: 'track' | 'execute' | 'discovered';
   /** Epoch ms, by the tracker's clock. */

@@ -5,7 +5,9 @@ import type { Page } from '../core/pagination.js';
 import { type ExecutedTransfer, TRACK_BEFORE_SIGNING } from '../core/tracking.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import { TrackerError } from '../errors/tracker-errors.js';
-import type { BridgeTransfer } from '../schemas/bridge.js';
+import { operationOf } from '../flows/execute/tracking.js';
+import type { BridgeBundle, BridgeTransfer } from '../schemas/bridge.js';
+import { ADDRESS_PATTERN, HASH32_PATTERN } from '../schemas/common.js';
 import { stateRank } from '../schemas/states.js';
 import { sweep } from './discover.js';
 import { TrackerEvents, type TransferTrackerEvents } from './events.js';
@@ -19,7 +21,21 @@ import type { TrackerRecord } from './store.js';
 /** Final records are pruned at most this often by one tracker. */
 const PRUNE_EVERY_MS = 3_600_000;
 
-const trackArgs = z.lazy(() => z.strictObject({ userId: nonEmptyString, transferId: nonEmptyString }));
+const trackArgs = z.lazy(() =>
+  z.strictObject({
+    userId: nonEmptyString,
+    transferId: nonEmptyString,
+    // The construct result's bundle: what the chain is asked about when the transfer is overdue.
+    bundle: z
+      .looseObject({
+        chainId: z.int().positive(),
+        entryPoint: z.string().regex(ADDRESS_PATTERN, 'must be a 20-byte hex address'),
+        userOpHash: z.string().regex(HASH32_PATTERN, 'must be a 32-byte hex hash'),
+        userOp: z.looseObject({ sender: z.string().regex(ADDRESS_PATTERN, 'must be a 20-byte hex address') }),
+      })
+      .optional(),
+  }),
+);
 const runOnceOptions = z.lazy(() =>
   z.strictObject({
     limit: z.int({ error: 'must be a whole number' }).positive('must be positive').optional(),
@@ -95,18 +111,25 @@ export class TransferTracker {
    * when it was tracked already). `db` is a store-specific connection to insert through, e.g. a
    * Postgres transaction client, so the record commits with the partner's own row.
    *
+   * With the construct result's `bundle`, an `overdue` of the transfer in `submitted` carries what
+   * the chain says of its operation (`onChain`) when the client has an RPC for its chain (`chains`).
+   *
    * @throws ArgumentError before anything is stored, for a missing or empty id.
    * @example
    * await tracker.track({ userId, transferId });
+   * await tracker.track({ userId, transferId: built.transferId, bundle: built.bundle });
    * await tracker.track({ userId, transferId }, { db: trx }); // with the store of partner-s2s-sdk/postgres
    */
   async track(
-    transfer: { userId: string; transferId: string },
+    transfer: { userId: string; transferId: string; bundle?: BridgeBundle },
     options?: { db?: unknown },
   ): Promise<boolean> {
-    const ids = parseArgs(trackArgs, transfer, 'TransferTracker.track');
+    const { bundle, ...ids } = parseArgs(trackArgs, transfer, 'TransferTracker.track');
     const checked = parseArgs(trackOptions, options, 'TransferTracker.track');
-    const record = newTrackerRecord({ ...ids, source: 'track', now: Date.now() });
+    const record: TrackerRecord = {
+      ...newTrackerRecord({ ...ids, source: 'track', now: Date.now() }),
+      ...(bundle ? operationOf(bundle) : {}),
+    };
     return this.#insert(record, checked?.db);
   }
 
@@ -120,6 +143,7 @@ export class TransferTracker {
         now: Date.now(),
       }),
       expiresAt: transfer.expiresAt ?? null,
+      ...(transfer.operation ? { operation: transfer.operation } : {}),
     };
     return this.#insert(record, undefined);
   }

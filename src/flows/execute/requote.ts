@@ -183,7 +183,7 @@ async function send(
 ): Promise<Build> {
   const { steps, options } = run;
   const { userId } = run.args;
-  let sent: { transferId: string; userOpHash: `0x${string}` };
+  let sent: Awaited<ReturnType<ExecuteSteps['send']>>;
   try {
     sent = await steps.send({ userId, intentId: intent.intentId, ...signed }, options);
   } catch (error) {
@@ -205,6 +205,7 @@ async function send(
       quote: construct.quote,
       route: run.route,
       summary: verified,
+      ...(sent.onChain ? { onChain: sent.onChain } : {}),
     },
   };
 }

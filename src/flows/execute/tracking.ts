@@ -1,7 +1,13 @@
-import { type ExecuteTracker, isExecuteTracker, TRACK_BEFORE_SIGNING } from '../../core/tracking.js';
+import {
+  type ExecuteTracker,
+  isExecuteTracker,
+  TRACK_BEFORE_SIGNING,
+  type TrackedOperation,
+} from '../../core/tracking.js';
 import { ArgumentError } from '../../errors/client-errors.js';
 import { TrackerError } from '../../errors/tracker-errors.js';
-import type { BridgeConstructResult } from '../../schemas/bridge.js';
+import { quantity } from '../../onchain/hex.js';
+import type { BridgeBundle, BridgeConstructResult } from '../../schemas/bridge.js';
 
 /** The `tracker` of `bridge.execute`, checked before any request: one made by `createTransferTracker`. */
 export function checkExecuteTracker(tracker: unknown): ExecuteTracker | undefined {
@@ -29,6 +35,7 @@ export async function trackBeforeSigning(
       userId,
       transferId: construct.transferId,
       expiresAt: Number.isFinite(expiresAt) ? expiresAt : undefined,
+      ...operationOf(construct.bundle),
     });
   } catch (error) {
     throw new TrackerError({
@@ -38,4 +45,20 @@ export async function trackBeforeSigning(
       cause: error,
     });
   }
+}
+
+/** The bundle's operation as a tracker keeps it; none when its nonce does not read. */
+export function operationOf(
+  bundle: Pick<BridgeBundle, 'chainId'> & {
+    entryPoint: string;
+    userOpHash: string;
+    userOp: { sender: string; [field: string]: unknown };
+  },
+): { operation?: TrackedOperation } {
+  const nonce = quantity(bundle.userOp.nonce);
+  if (nonce === undefined) return {};
+  const { chainId, entryPoint, userOpHash } = bundle;
+  return {
+    operation: { chainId, entryPoint, userOpHash, sender: bundle.userOp.sender, nonce: nonce.toString() },
+  };
 }

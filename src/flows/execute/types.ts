@@ -13,6 +13,7 @@ import type {
   BridgeRoute,
   BridgeTransfer,
 } from '../../schemas/bridge.js';
+import type { UserOperationIncluded } from '../../schemas/chain.js';
 import type { Hex } from '../../schemas/common.js';
 import type { RequoteReason } from './requote-errors.js';
 import type { SigningTimes } from './signing.js';
@@ -36,6 +37,11 @@ export interface BridgeExecuteResult {
   route: BridgeRoute;
   /** What the verified batch does. */
   summary: BridgeBatchSummary;
+  /**
+   * When the submit's outcome was unclear and the chain settled it (the client's `chains`): the
+   * operation's `UserOperationEvent`. `success` false: its calls reverted, the transfer ends `failed`.
+   */
+  onChain?: UserOperationIncluded;
 }
 
 /** What `executeBridge` calls: the client's endpoints, spans and reports. */
@@ -46,7 +52,7 @@ export interface ExecuteSteps {
   send(
     params: { userId: string; intentId: string } & SignedBridgeBatch,
     options: RequestOptions | undefined,
-  ): Promise<{ transferId: string; userOpHash: Hex }>;
+  ): Promise<{ transferId: string; userOpHash: Hex; onChain?: UserOperationIncluded }>;
   /** The client's spans: `partner.verify` and `partner.sign`, the steps that make no request. */
   span?: SpanRunner;
   /** Told what `onProgress` threw or rejected with. */
