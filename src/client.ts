@@ -6,13 +6,13 @@ import {
   type ClientConfig,
   checkClientOptions,
   clientSettings,
-  mergeOverrides,
   normalBaseUrl,
   type PartnerClientOptions,
   type PartnerClientOverrides,
   secretForms,
   tokenStoreKey,
 } from './client/options.js';
+import { mergeOverrides } from './client/overrides.js';
 import type { ApiPromise } from './core/api-promise.js';
 import { apiCall, checkListener, parseOptions, readArgs, requestOptionsSchema } from './core/args.js';
 import { API_PREFIX } from './core/defaults.js';

@@ -16,7 +16,6 @@ import {
   logLevelOption,
   maxRetries,
   parseArgs,
-  readArgs,
   withMethods,
 } from '../core/args.js';
 import { API_PREFIX, DEFAULTS, withDefaults } from '../core/defaults.js';
@@ -219,18 +218,6 @@ export type PartnerClientOverrides = Pick<
   | 'chains'
 >;
 
-const FIXED_BY_CREDENTIAL = [
-  'baseUrl',
-  'clientId',
-  'clientSecret',
-  'scope',
-  'clientAuth',
-  'tokenStore',
-  'fetch',
-  'allowInsecureHttp',
-  'dangerouslyAllowBrowser',
-] as const;
-
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 const secret = z.lazy(() => z.string({ error: 'must be a string' }).min(1, 'must not be empty'));
 
@@ -413,44 +400,4 @@ export function checkClientOptions(options: PartnerClientOptions): ClientConfig 
     });
   }
   return config;
-}
-
-/**
- * The options of a client made by `withOptions`: the checked ones with the overrides over them.
- * An override of what belongs to the credential is an `ArgumentError`.
- */
-export function mergeOverrides(
-  config: ClientConfig,
-  overrides: PartnerClientOverrides,
-): PartnerClientOptions {
-  const where = 'PartnerClient.withOptions';
-  // Read once: a getter cannot pass the check below and then answer differently.
-  const given = readOnce(where, overrides);
-  const fixed = Object.keys(given).filter((key) => (FIXED_BY_CREDENTIAL as readonly string[]).includes(key));
-  if (fixed.length > 0) {
-    throw new ArgumentError({
-      where,
-      issues: fixed.map((key) => ({
-        path: key,
-        message: 'belongs to the credential and its token cache: construct a new PartnerClient instead',
-      })),
-    });
-  }
-  const merged = { ...config, ...given } as PartnerClientOptions;
-  if (given.defaultHeaders && config.defaultHeaders) {
-    // A `null` (the header left out) is checked again like any value.
-    merged.defaultHeaders = readOnce(where, {
-      ...config.defaultHeaders,
-      ...given.defaultHeaders,
-    }) as Record<string, string>;
-  }
-  return merged;
-}
-
-/** A plain copy of a caller's options object, read once; a throwing proxy is an `ArgumentError`. */
-function readOnce<T extends object>(where: string, value: T): T {
-  if (typeof value !== 'object' || value === null) {
-    throw new ArgumentError({ where, issues: [{ path: '', message: 'must be an object of options' }] });
-  }
-  return readArgs(where, () => ({ ...value }));
 }
