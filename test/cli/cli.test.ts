@@ -387,6 +387,12 @@ describe('partner-s2s-sdk simulate, its admin API and the operator commands', { 
   });
 });
 
+const BIN_MISSING = `the built bin is not run: looked for ${BUILT_BIN} in ${process.cwd()}, not there (run npm run build first)`;
+if (!existsSync(BUILT_BIN)) {
+  if (process.env.CI === 'true') throw new Error(`${BIN_MISSING}; CI=true does not allow skipping it`);
+  console.warn(BIN_MISSING);
+}
+
 describe('the built bin', { timeout: 30_000 }, () => {
   it.skipIf(!existsSync(BUILT_BIN))('starts, answers and stops on SIGINT with exit code 0', async () => {
     const sim = await startSimulator([], [BUILT_BIN]);
