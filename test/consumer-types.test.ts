@@ -16,7 +16,7 @@ const BUILT = [
   'dist/stores/index.d.ts',
 ];
 const built = BUILT.every((file) => existsSync(file));
-const NOT_BUILT = 'consumer type tests skipped: no dist (run npm run build first)';
+const NOT_BUILT = `consumer type tests skipped: looked for ${BUILT.filter((file) => !existsSync(file)).join(', ')} in ${process.cwd()} and found none of them (run npm run build first)`;
 if (!built) {
   if (process.env.CI === 'true') throw new Error(`${NOT_BUILT}; CI=true does not allow skipping them`);
   console.warn(NOT_BUILT);

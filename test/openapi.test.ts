@@ -200,8 +200,7 @@ describe('the simulator serves it at GET /openapi.json, at its root', () => {
 });
 
 describe('the package ships it as partner-s2s-sdk/openapi.json', () => {
-  const NOT_BUILT =
-    'the packaged OpenAPI document is not checked: no dist/openapi.json (run npm run build first)';
+  const NOT_BUILT = `the packaged OpenAPI document is not checked: looked for dist/openapi.json in ${process.cwd()}, not there (run npm run build first)`;
   const built = existsSync('dist/openapi.json');
   if (!built) {
     if (process.env.CI === 'true') throw new Error(`${NOT_BUILT}; CI=true does not allow skipping it`);

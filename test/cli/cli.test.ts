@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromRawAmount, PartnerClient } from '../../src/index.js';
 import { createPartnerSimulator } from '../../src/testing/index.js';
 import { SimCallbacks } from '../../src/testing/simulator/callbacks.js';
-import { runCli, runMain, SOURCE_BIN } from '../helpers/cli.js';
+import { runCli, runMain, sourceBin } from '../helpers/cli.js';
 
 /*
  * The CLI as a partner runs it: a child process. `simulate` is started once, driven through its
@@ -39,10 +39,14 @@ interface Started {
 }
 
 /** Starts `simulate --json` and reads its one line. */
-async function startSimulator(args: string[], bin = SOURCE_BIN): Promise<Started> {
-  const child = spawn(process.execPath, [...bin, 'simulate', '--json', '--port', '0', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+async function startSimulator(args: string[], bin?: string[]): Promise<Started> {
+  const child = spawn(
+    process.execPath,
+    [...(bin ?? (await sourceBin())), 'simulate', '--json', '--port', '0', ...args],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stderr = '';
   child.stderr!.on('data', (chunk) => {
@@ -103,7 +107,7 @@ function receiver(): Promise<{ url: string; seen: IncomingHttpHeaders[]; server:
 
 const tmp = mkdtempSync(join(tmpdir(), 'partner-cli-'));
 
-// Each command is a fresh Node process loading TypeScript through tsx: about a second apiece.
+// Each command is a fresh Node process running the CLI's sources, bundled once for the run.
 describe('partner-s2s-sdk simulate, its admin API and the operator commands', { timeout: 60_000 }, () => {
   let sim: Started;
   let hook: Awaited<ReturnType<typeof receiver>>;
@@ -382,6 +386,12 @@ describe('partner-s2s-sdk simulate, its admin API and the operator commands', { 
     expect(await sim.exit).toBe(0);
   });
 });
+
+const BIN_MISSING = `the built bin is not run: looked for ${BUILT_BIN} in ${process.cwd()}, not there (run npm run build first)`;
+if (!existsSync(BUILT_BIN)) {
+  if (process.env.CI === 'true') throw new Error(`${BIN_MISSING}; CI=true does not allow skipping it`);
+  console.warn(BIN_MISSING);
+}
 
 describe('the built bin', { timeout: 30_000 }, () => {
   it.skipIf(!existsSync(BUILT_BIN))('starts, answers and stops on SIGINT with exit code 0', async () => {

@@ -12,7 +12,7 @@ describe('partner-s2s-sdk openapi', () => {
     const printed = await runCli(['openapi']);
     expect(printed.stderr).toBe('');
     expect(printed.code).toBe(0);
-    // The sources run by tsx have no version written in (the build writes it): all else is the same.
+    // The sources, bundled for the tests, have no version written in (the build writes it): all else is the same.
     const { info, ...rest } = openApiDocument();
     expect(JSON.parse(printed.stdout)).toEqual({
       ...rest,

@@ -11,7 +11,9 @@ if (!BUILT && process.env.CI === 'true')
   throw new Error('dist/ is missing under CI=true: npm install builds it');
 const built = BUILT ? describe : describe.skip;
 if (!BUILT)
-  console.log('package output tests skipped: no dist/index.js or dist/cli/bin.js (run npm run build)');
+  console.warn(
+    `package output tests skipped: looked for dist/index.js and dist/cli/bin.js in ${process.cwd()}, not both there (run npm run build)`,
+  );
 
 /** What `npm pack` puts in the tarball (without building: dist/ is there already). */
 function packedFiles(): string[] {

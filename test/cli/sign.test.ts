@@ -13,7 +13,7 @@ import { runCli, runMain } from '../helpers/cli.js';
  * construct and routes returned, `sign` verifies and signs it with the key named by an environment
  * variable, and `send` submits what `sign` printed. The simulator serves over HTTP on 127.0.0.1.
  * The flow runs the bin in child processes (stdin piped from one to the next); the refusals run its
- * `main` in this process, which spares a second of tsx start-up each.
+ * `main` in this process, which spares a process start-up each.
  */
 
 const ROUTE_ID = 'base-usdc-to-bsc-usdc';
@@ -26,7 +26,7 @@ function save(name: string, value: unknown): string {
   return file;
 }
 
-// Each command is a fresh Node process loading TypeScript through tsx: about a second apiece.
+// Each command is a fresh Node process running the CLI's sources, bundled once for the run.
 describe('partner-s2s-sdk sign and send', { timeout: 60_000 }, () => {
   let sim: PartnerSimulator;
   let server: { url: string; close: () => Promise<void> };

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import { privateKeyToAccount } from 'viem/accounts';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   type BridgeTransfer,
   createCallbackRouter,
@@ -10,13 +10,17 @@ import {
   standardWebhooks,
 } from '../../src/index.js';
 import { closeCallbackServers, serveCallbacks } from '../helpers/callback-server.js';
+import { sourceBin } from '../helpers/cli.js';
 
 /*
  * `partner-s2s-sdk simulate` as a test harness runs it: through a launcher such as `npx`, which
  * starts the simulator as its child and may die without passing a signal on.
  */
 
-const SOURCE_BIN = ['--import', 'tsx', 'src/cli/bin.ts'];
+let SOURCE_BIN: string[];
+beforeAll(async () => {
+  SOURCE_BIN = await sourceBin();
+}, 60_000);
 
 /**
  * A stand-in for npx: starts the simulator sharing its stdout, tells its pid on stderr, forwards

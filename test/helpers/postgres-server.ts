@@ -2,7 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, spawnServer } from './spawn-server.js';
+import pg from 'pg';
+import { fromBroker, uniqueName } from './shared.js';
+import { findExecutable, freePort, lookedFor, spawnServer } from './spawn-server.js';
 
 /**
  * A real PostgreSQL for the Postgres tests: a throwaway cluster made by initdb in a temporary
@@ -58,12 +60,19 @@ const USER = postgresUser();
 /** Whether a cluster can be made here; without it the Postgres tests skip (and fail under CI=true). */
 export const POSTGRES_SERVER = BIN !== undefined && (!isRoot || USER !== undefined);
 export const POSTGRES_MISSING =
-  'Postgres tests skipped: PostgreSQL not found under /usr/lib/postgresql/*/bin (install the Debian package postgresql: apt-get install -y postgresql)';
+  BIN === undefined
+    ? 'Postgres tests skipped: initdb not found in /usr/lib/postgresql/*/bin (install the Debian package postgresql: apt-get install -y postgresql)'
+    : `Postgres tests skipped: running as root, initdb needs the user postgres to run the server as, and \`id postgres\` found none (PostgreSQL found in ${BIN}; the Debian package postgresql creates the user)`;
+
+/** pgbouncer's path: on PATH, or in /usr/sbin where Debian installs it (off a user's PATH). */
+const PGBOUNCER_BIN = ((bin) =>
+  bin !== undefined && spawnSync(bin, ['--version'], { encoding: 'utf8' }).status === 0 ? bin : undefined)(
+  findExecutable('pgbouncer'),
+);
 
 /** Whether pgbouncer is installed; without it the PgBouncer tests skip (and fail under CI=true). */
-export const PGBOUNCER = spawnSync('pgbouncer', ['--version'], { encoding: 'utf8' }).status === 0;
-export const PGBOUNCER_MISSING =
-  'PgBouncer tests skipped: pgbouncer not found (install the Debian package pgbouncer: apt-get install -y pgbouncer)';
+export const PGBOUNCER = PGBOUNCER_BIN !== undefined;
+export const PGBOUNCER_MISSING = `PgBouncer tests skipped: ${lookedFor('pgbouncer')} (install the Debian package pgbouncer: apt-get install -y pgbouncer)`;
 
 /** Fails under CI=true, where a skipped server test would hide a missing install step. */
 export function skipOrFail(available: boolean, missing: string): void {
@@ -142,7 +151,7 @@ export async function startPostgres(): Promise<PostgresServer> {
 }
 
 /** A PgBouncer in `pool_mode = transaction` in front of `server`, on a free port of 127.0.0.1. */
-export async function startPgbouncer(server: PostgresServer): Promise<PgbouncerServer> {
+export async function startPgbouncer(server: Pick<PostgresServer, 'port'>): Promise<PgbouncerServer> {
   const dir = ownedDir('pgbouncer-test-');
   const port = await freePort();
   const users = join(dir, 'users.txt');
@@ -167,6 +176,63 @@ export async function startPgbouncer(server: PostgresServer): Promise<PgbouncerS
     ].join('\n'),
   );
   if (USER) for (const file of [users, ini]) chownSync(file, USER.uid, USER.gid);
-  const stop = stopOnce(await runServer('pgbouncer', [ini], 'process up', 'SIGINT'), dir);
+  if (!PGBOUNCER_BIN) throw new Error(PGBOUNCER_MISSING);
+  const stop = stopOnce(await runServer(PGBOUNCER_BIN, [ini], 'process up', 'SIGINT'), dir);
   return { port, urlOf: (database = 'postgres') => `postgres://sdk@127.0.0.1:${port}/${database}`, stop };
+}
+
+/** A database on a server: `url` reaches it; the rest as `PostgresServer`. */
+export interface PostgresDatabase extends PostgresServer {
+  database: string;
+}
+
+/**
+ * A database of this file's own on the run's shared PostgreSQL (started once by
+ * test/global-setup.ts for every file that asks), or on a server of its own when the file runs
+ * without it. `url` reaches that database; `stop` stops only a server of its own, and a shared one
+ * cannot be halted (a test that stops its server starts its own with `startPostgres`).
+ */
+export async function sharedPostgres(): Promise<PostgresDatabase> {
+  const shared = await fromBroker<{ port: number }>('postgres');
+  const database = uniqueName('file');
+  let server: PostgresServer;
+  if (shared) {
+    const refuse = () => Promise.reject(new Error("the shared PostgreSQL is not this file's to halt"));
+    const urlOf = (name: string) => `postgres://sdk@127.0.0.1:${shared.port}/${name}`;
+    server = {
+      port: shared.port,
+      url: urlOf('postgres'),
+      urlOf,
+      stop: async () => {},
+      halt: refuse,
+      resume: refuse,
+    };
+  } else {
+    server = await startPostgres();
+  }
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${database}`);
+  } finally {
+    await admin.end();
+  }
+  return { ...server, database, url: server.urlOf(database) };
+}
+
+/**
+ * The run's shared PgBouncer in front of the shared PostgreSQL (or one of this file's own in front
+ * of `server` without the run's setup); `urlOf()` reaches `server`'s database through it.
+ */
+export async function sharedPgbouncer(server: PostgresDatabase): Promise<PgbouncerServer> {
+  const shared = await fromBroker<{ port: number }>('pgbouncer');
+  const own = shared ? undefined : await startPgbouncer(server);
+  const port = shared?.port ?? own!.port;
+  return {
+    port,
+    urlOf: (database = server.database) => `postgres://sdk@127.0.0.1:${port}/${database}`,
+    stop: async () => {
+      await own?.stop();
+    },
+  };
 }

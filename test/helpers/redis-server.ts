@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { freePort, spawnServer } from './spawn-server.js';
+import { fromBroker } from './shared.js';
+import { findExecutable, freePort, lookedFor, spawnServer } from './spawn-server.js';
 
 /**
  * A real redis-server for the Redis tests: started on 127.0.0.1 on a free port, in a temporary
@@ -24,14 +25,20 @@ export interface RedisServer {
   resume(): Promise<void>;
 }
 
+/** redis-server's path (PATH, then the sbin directories), when it is installed and runs. */
+const REDIS_BIN = ((bin) =>
+  bin !== undefined && spawnSync(bin, ['--version'], { encoding: 'utf8' }).status === 0 ? bin : undefined)(
+  findExecutable('redis-server'),
+);
+
 /** Whether redis-server is installed; without it the Redis tests skip (and fail under CI=true). */
-export const REDIS_SERVER = spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).status === 0;
-export const REDIS_MISSING =
-  'Redis tests skipped: redis-server not found (install the Debian package redis-server: apt-get install -y redis-server)';
+export const REDIS_SERVER = REDIS_BIN !== undefined;
+export const REDIS_MISSING = `Redis tests skipped: ${lookedFor('redis-server')} (install the Debian package redis-server: apt-get install -y redis-server)`;
 
 /** Spawns redis-server with `args`, resolving once it accepts connections; answers how to stop it. */
 function spawnRedis(args: string[]): Promise<() => Promise<void>> {
-  return spawnServer('redis-server', args, {
+  if (!REDIS_BIN) throw new Error(REDIS_MISSING);
+  return spawnServer(REDIS_BIN, args, {
     ready: 'Ready to accept connections',
     stopSignal: 'SIGTERM',
     orphanSignal: 'SIGKILL',
@@ -92,4 +99,23 @@ async function assignEverySlot(port: number): Promise<void> {
   } finally {
     admin.disconnect();
   }
+}
+
+/**
+ * The run's shared redis-server (a cluster one with `cluster: true`), started once by
+ * test/global-setup.ts for every file that asks, or one of this file's own when the file runs
+ * without it. Files keep apart by key prefix (`uniqueName`); `stop` stops only a server of its own,
+ * and a shared one cannot be halted (a test that stops its server starts its own with `startRedis`).
+ */
+export async function sharedRedis(options: { cluster?: boolean } = {}): Promise<RedisServer> {
+  const shared = await fromBroker<{ port: number }>(options.cluster ? 'redis-cluster' : 'redis');
+  if (!shared) return startRedis(options);
+  const refuse = () => Promise.reject(new Error("the shared redis-server is not this file's to halt"));
+  return {
+    port: shared.port,
+    url: `redis://127.0.0.1:${shared.port}`,
+    stop: async () => {},
+    halt: refuse,
+    resume: refuse,
+  };
 }

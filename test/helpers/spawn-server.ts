@@ -1,5 +1,36 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
 import { createServer } from 'node:net';
+import { delimiter, join } from 'node:path';
+
+/** Where a server's binary is looked for after `PATH`: Debian installs daemons in sbin, off a user's `PATH`. */
+const SBIN = ['/usr/sbin', '/usr/local/sbin', '/sbin'];
+
+/** The directories `findExecutable` looks in, in order. */
+export function searchDirs(): string[] {
+  const path = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
+  return [...new Set([...path, ...SBIN])];
+}
+
+/**
+ * The absolute path of `name` on `PATH` or in an sbin directory, or undefined; a missing one is
+ * reported with `lookedFor`, which names every directory searched.
+ */
+export function findExecutable(name: string): string | undefined {
+  for (const dir of searchDirs()) {
+    const file = join(dir, name);
+    try {
+      accessSync(file, constants.X_OK);
+      return file;
+    } catch {}
+  }
+  return undefined;
+}
+
+/** `<name>: not on PATH nor in /usr/sbin, …`: what a skip says it looked for and where. */
+export function lookedFor(name: string): string {
+  return `${name}: not found on PATH (${process.env.PATH ?? ''}) nor in ${SBIN.join(', ')}`;
+}
 
 /** A port free on 127.0.0.1 now, for a server a test starts. */
 export function freePort(): Promise<number> {

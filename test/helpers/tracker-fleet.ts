@@ -2,7 +2,6 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'tsup';
 import type { LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import {
@@ -14,6 +13,7 @@ import {
 } from '../../src/index.js';
 import { stateRank } from '../../src/schemas/states.js';
 import { createPartnerSimulator, type PartnerSimulator } from '../../src/testing/index.js';
+import { bundled } from './bundle.js';
 
 /**
  * A tracker fleet under chaos, as a partner's deployment would meet it: the simulator over HTTP,
@@ -24,33 +24,6 @@ import { createPartnerSimulator, type PartnerSimulator } from '../../src/testing
  */
 
 const WORKER = new URL('../fleet/tracker-worker.ts', import.meta.url).pathname;
-
-/**
- * The worker as one bundled file: a process killed every few seconds is replaced by one that
- * must start fast, and loading the sources through tsx takes seconds on a busy machine. Bundled
- * with tsup (the package's own build tool), everything inside, into `dir`.
- */
-async function bundleWorker(dir: string): Promise<string> {
-  await build({
-    entry: { 'tracker-worker': WORKER },
-    outDir: dir,
-    format: ['esm'],
-    platform: 'node',
-    target: 'node20',
-    outExtension: () => ({ js: '.mjs' }),
-    noExternal: [/.*/],
-    external: ['pg-native'],
-    // Bundled CommonJS packages (pg, ioredis) still call require for Node's own modules.
-    banner: {
-      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-    },
-    config: false,
-    dts: false,
-    splitting: false,
-    silent: true,
-  });
-  return join(dir, 'tracker-worker.mjs');
-}
 
 export type Fate = 'delivered' | 'refunded' | 'failed' | 'expired';
 /** The states each ending passes after `submitted`, in order. */
@@ -313,7 +286,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const reports = join(dir, 'reports');
   mkdirSync(reports);
   const workers = fleet(
-    await bundleWorker(join(dir, 'worker')),
+    // Bundled: a process killed every few seconds is replaced by one that must start fast.
+    await bundled(WORKER),
     {
       ...options.storeEnv,
       FLEET_API: server.url,

@@ -4,52 +4,72 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresTrackerStore, migratePostgres } from '../../src/postgres/index.js';
+import { bundled } from '../helpers/bundle.js';
 import {
   POSTGRES_MISSING,
   POSTGRES_SERVER,
   type PostgresServer,
+  sharedPostgres,
   skipOrFail,
-  startPostgres,
 } from '../helpers/postgres-server.js';
+import { uniqueName } from '../helpers/shared.js';
 import { freshSchema } from './records.js';
 
 skipOrFail(POSTGRES_SERVER, POSTGRES_MISSING);
 
 let server: PostgresServer;
 beforeAll(async () => {
-  if (POSTGRES_SERVER) server = await startPostgres();
+  if (POSTGRES_SERVER) server = await sharedPostgres();
 }, 60_000);
 afterAll(async () => {
   await server?.stop();
 });
 
-function migrateInChild(
-  url: string,
-  schema: string,
-  startAt: number,
-): Promise<{ code: number | null; out: string }> {
-  const worker = join(import.meta.dirname, 'migrate-worker.ts');
-  const child = spawn(process.execPath, ['--import', 'tsx', worker, url, schema, String(startAt)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+interface Migrator {
+  /** Resolves once the process is connected and loaded, waiting for `go`. */
+  ready: Promise<void>;
+  go(): void;
+  /** Its exit code and what it printed after `ready`. */
+  done: Promise<{ code: number | null; out: string }>;
+}
+
+/** One process of the fleet: the worker bundled (test/helpers/bundle.ts), run by plain node. */
+async function migrateInChild(url: string, schema: string): Promise<Migrator> {
+  const worker = await bundled(join(import.meta.dirname, 'migrate-worker.ts'));
+  const child = spawn(process.execPath, [worker, url, schema], { stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout.on('data', (chunk: Buffer) => void (out += chunk));
+  let ready!: () => void;
+  const readyOnce = new Promise<void>((resolve) => {
+    ready = resolve;
+  });
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk;
+    if (out.startsWith('ready\n')) ready();
+  });
   child.stderr.on('data', (chunk: Buffer) => void (out += chunk));
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, out })));
+  const done = new Promise<{ code: number | null; out: string }>((resolve) =>
+    child.once('exit', (code) => resolve({ code, out: out.replace(/^ready\n/, '') })),
+  );
+  return {
+    ready: Promise.race([readyOnce, done.then(({ out }) => Promise.reject(new Error(`not ready: ${out}`)))]),
+    go: () => child.stdin.write('go\n'),
+    done,
+  };
 }
 
 describe.runIf(POSTGRES_SERVER)('Postgres stores in a fleet', { timeout: 120_000 }, () => {
   it('4 processes migrating an empty database at once apply each migration exactly once', async () => {
     const admin = new pg.Client({ connectionString: server.url });
     await admin.connect();
-    await admin.query('create database fleet_migrate');
+    const database = uniqueName('fleet_migrate');
+    await admin.query(`create database ${database}`);
     await admin.end();
-    const url = server.urlOf('fleet_migrate');
-    // Far enough ahead for four processes to load on a busy machine.
-    const startAt = Date.now() + 8_000;
-    const runs = await Promise.all(
-      Array.from({ length: 4 }, () => migrateInChild(url, 'partner_s2s', startAt)),
-    );
+    const url = server.urlOf(database);
+    const fleet = await Promise.all(Array.from({ length: 4 }, () => migrateInChild(url, 'partner_s2s')));
+    // All connected and loaded before any starts: they migrate at once, as a deploy's processes do.
+    await Promise.all(fleet.map((migrator) => migrator.ready));
+    for (const migrator of fleet) migrator.go();
+    const runs = await Promise.all(fleet.map((migrator) => migrator.done));
     expect(runs.map((run) => [run.code, run.out.trim()])).toEqual(Array(4).fill([0, 'migrated']));
     const db = new pg.Client({ connectionString: url });
     await db.connect();

@@ -23,9 +23,10 @@ import {
   type PgbouncerServer,
   POSTGRES_MISSING,
   POSTGRES_SERVER,
-  type PostgresServer,
+  type PostgresDatabase,
+  sharedPgbouncer,
+  sharedPostgres,
   skipOrFail,
-  startPgbouncer,
   startPostgres,
 } from '../helpers/postgres-server.js';
 import { freshSchema, record, sleep } from './records.js';
@@ -48,7 +49,7 @@ const token = (accessToken = 'tok_abc'): StoredToken => ({
   scopes: ['bridge:read'],
 });
 
-let server: PostgresServer;
+let server: PostgresDatabase;
 let bouncer: PgbouncerServer | undefined;
 const pools: pg.Pool[] = [];
 const poolOf = (url: string, max = 10) => {
@@ -60,8 +61,8 @@ const poolOf = (url: string, max = 10) => {
 
 beforeAll(async () => {
   if (!POSTGRES_SERVER) return;
-  server = await startPostgres();
-  if (PGBOUNCER) bouncer = await startPgbouncer(server);
+  server = await sharedPostgres();
+  if (PGBOUNCER) bouncer = await sharedPgbouncer(server);
 }, 60_000);
 afterAll(async () => {
   await Promise.all(pools.map((pool) => pool.end().catch(() => {})));

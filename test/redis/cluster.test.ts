@@ -11,7 +11,7 @@ import {
 import { callbackStoreConformance } from '../../src/testing/index.js';
 import { deliverToFleet } from '../helpers/callback-fleet.js';
 import { json, makeClient, mockService } from '../helpers/mock-fetch.js';
-import { REDIS_MISSING, REDIS_SERVER, type RedisServer, startRedis } from '../helpers/redis-server.js';
+import { REDIS_MISSING, REDIS_SERVER, type RedisServer, sharedRedis } from '../helpers/redis-server.js';
 
 if (!REDIS_SERVER) {
   if (process.env.CI === 'true') throw new Error(`${REDIS_MISSING}; CI=true does not allow skipping them`);
@@ -32,7 +32,7 @@ describe.runIf(REDIS_SERVER)('Redis stores on a Redis Cluster', { timeout: 30_00
   const clients: { name: string; client: RedisClientLike; close: () => Promise<unknown> }[] = [];
 
   beforeAll(async () => {
-    server = await startRedis({ cluster: true });
+    server = await sharedRedis({ cluster: true });
     const ioredis = new Cluster([{ host: '127.0.0.1', port: server.port }], { lazyConnect: true });
     await ioredis.connect();
     const nodeRedis = await createCluster({ rootNodes: [{ url: server.url }] }).connect();

@@ -12,7 +12,13 @@ import {
 import type { StoredToken } from '../../src/stores/index.js';
 import { callbackStoreConformance } from '../../src/testing/index.js';
 import { deliverToFleet } from '../helpers/callback-fleet.js';
-import { REDIS_MISSING, REDIS_SERVER, type RedisServer, startRedis } from '../helpers/redis-server.js';
+import {
+  REDIS_MISSING,
+  REDIS_SERVER,
+  type RedisServer,
+  sharedRedis,
+  startRedis,
+} from '../helpers/redis-server.js';
 
 if (!REDIS_SERVER) {
   if (process.env.CI === 'true') throw new Error(`${REDIS_MISSING}; CI=true does not allow skipping them`);
@@ -29,7 +35,7 @@ describe.runIf(REDIS_SERVER)('Redis stores on a real redis-server', () => {
   }[] = [];
 
   beforeAll(async () => {
-    server = await startRedis();
+    server = await sharedRedis();
     const nodeRedis = await createClient({ url: server.url }).connect();
     const ioredis = new Redis(server.port, '127.0.0.1');
     const raw = {

@@ -6,7 +6,13 @@ import { ArgumentError } from '../../src/index.js';
 import { createRedisTrackerStore, type RedisClientLike, RedisStoreError } from '../../src/redis/index.js';
 import { trackerStoreConformance } from '../../src/testing/index.js';
 import { newTrackerRecord } from '../../src/tracker/record.js';
-import { REDIS_MISSING, REDIS_SERVER, type RedisServer, startRedis } from '../helpers/redis-server.js';
+import {
+  REDIS_MISSING,
+  REDIS_SERVER,
+  type RedisServer,
+  sharedRedis,
+  startRedis,
+} from '../helpers/redis-server.js';
 
 if (!REDIS_SERVER) {
   if (process.env.CI === 'true') throw new Error(`${REDIS_MISSING}; CI=true does not allow skipping them`);
@@ -32,7 +38,9 @@ describe.runIf(REDIS_SERVER)('Redis tracker store', { timeout: 30_000 }, () => {
   const clients: Client[] = [];
 
   beforeAll(async () => {
-    [server, cluster] = await Promise.all([startRedis(), startRedis({ cluster: true })]);
+    // A server of its own: the tests below set maxmemory-policy and pause every client, which
+    // would reach the other files on the run's shared one. The cluster is the run's.
+    [server, cluster] = await Promise.all([startRedis(), sharedRedis({ cluster: true })]);
     const nodeRedis = await createClient({ url: server.url }).connect();
     const ioredis = new Redis(server.port, '127.0.0.1');
     const ioCluster = new Cluster([{ host: '127.0.0.1', port: cluster.port }], { lazyConnect: true });

@@ -3,8 +3,9 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresTrackerStore } from '../../src/postgres/index.js';
 import { createRedisTrackerStore } from '../../src/redis/index.js';
-import { POSTGRES_MISSING, POSTGRES_SERVER, skipOrFail, startPostgres } from '../helpers/postgres-server.js';
-import { REDIS_MISSING, REDIS_SERVER, startRedis } from '../helpers/redis-server.js';
+import { POSTGRES_MISSING, POSTGRES_SERVER, sharedPostgres, skipOrFail } from '../helpers/postgres-server.js';
+import { REDIS_MISSING, REDIS_SERVER, sharedRedis } from '../helpers/redis-server.js';
+import { uniqueName } from '../helpers/shared.js';
 import { type ChaosOptions, type ChaosResult, judge, runChaos } from '../helpers/tracker-fleet.js';
 
 /**
@@ -68,11 +69,11 @@ function chaosOn(
 }
 
 chaosOn('Redis', REDIS_SERVER, async (closers) => {
-  const server = await startRedis();
+  const server = await sharedRedis();
   closers.push(() => server.stop());
   const client = new Redis(server.port, '127.0.0.1');
   closers.push(() => client.disconnect());
-  const prefix = 'chaos:tracker:';
+  const prefix = `${uniqueName('chaos')}:tracker:`;
   return {
     store: createRedisTrackerStore({ client, prefix }),
     storeEnv: { FLEET_STORE: 'redis', FLEET_STORE_URL: server.url, FLEET_PREFIX: prefix },
@@ -80,7 +81,7 @@ chaosOn('Redis', REDIS_SERVER, async (closers) => {
 });
 
 chaosOn('Postgres', POSTGRES_SERVER, async (closers) => {
-  const server = await startPostgres();
+  const server = await sharedPostgres();
   closers.push(() => server.stop());
   const pool = new pg.Pool({ connectionString: server.url, max: 4 });
   pool.on('error', () => {});

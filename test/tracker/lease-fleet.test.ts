@@ -4,8 +4,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { TrackerStore } from '../../src/index.js';
 import { createPostgresTrackerStore } from '../../src/postgres/index.js';
 import { createRedisTrackerStore } from '../../src/redis/index.js';
-import { POSTGRES_MISSING, POSTGRES_SERVER, skipOrFail, startPostgres } from '../helpers/postgres-server.js';
-import { REDIS_MISSING, REDIS_SERVER, startRedis } from '../helpers/redis-server.js';
+import { POSTGRES_MISSING, POSTGRES_SERVER, sharedPostgres, skipOrFail } from '../helpers/postgres-server.js';
+import { REDIS_MISSING, REDIS_SERVER, sharedRedis } from '../helpers/redis-server.js';
+import { uniqueName } from '../helpers/shared.js';
 import { judge } from '../helpers/tracker-fleet.js';
 import { type LiveFleetOptions, runLiveFleet } from '../helpers/tracker-live-fleet.js';
 
@@ -70,17 +71,18 @@ function liveOn(
 }
 
 liveOn('Redis', REDIS_SERVER, async (closers) => {
-  const server = await startRedis();
+  const server = await sharedRedis();
   closers.push(() => server.stop());
+  const prefix = `${uniqueName('live')}:tracker:`;
   return () => {
     const client = new Redis(server.port, '127.0.0.1');
     closers.push(() => client.disconnect());
-    return createRedisTrackerStore({ client, prefix: 'live:tracker:' });
+    return createRedisTrackerStore({ client, prefix });
   };
 });
 
 liveOn('Postgres', POSTGRES_SERVER, async (closers) => {
-  const server = await startPostgres();
+  const server = await sharedPostgres();
   closers.push(() => server.stop());
   return () => {
     const pool = new pg.Pool({ connectionString: server.url, max: 4 });
