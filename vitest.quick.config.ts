@@ -10,14 +10,13 @@ export const SLOW = [
   // Real servers (test/global-setup.ts, test/helpers/*-server.ts, test/helpers/chain.ts).
   'test/redis/**',
   'test/postgres/**',
-  // (Both the names of the chain line and those of main's rename, which moves these to test/redis/.)
-  'test/callbacks/{redis,redis-cluster,fleet}.test.ts',
+  'test/callbacks/fleet.test.ts',
   'test/tracker/fleet-chaos.test.ts',
   'test/tracker/lease-fleet.test.ts',
   'test/tracker/store-outage.test.ts',
   'test/chain/**',
   // Child processes: the CLI, the package's imports in a fresh Node, the built package.
-  'test/cli/{cli,cli-simulate,simulate,cli-sign,sign,cli-openapi,openapi,package-output}.test.ts',
+  'test/cli/{cli,simulate,simulate-chain,sign,openapi,package-output,confirm}.test.ts',
   'test/import-cost.test.ts',
   'test/http/tracing.test.ts',
   // The TypeScript compiler over the README's blocks, the sources or the built declarations.
