@@ -19,6 +19,7 @@ describe('DEFAULTS', () => {
       retry: { minDelayMs: 500, maxDelayMs: 8_000, maxRetryTimeMs: 60_000, maxRetryAfterMs: 60_000 },
       maxResponseBytes: 16 * 1024 * 1024,
       clientAuth: 'body',
+      confirm: { pageBlocks: 1_000, lookBackBlocks: 10_000, blockReadTimeoutMs: 2_000 },
       allowInsecureHttp: false,
       strict: false,
       dangerouslyAllowBrowser: false,

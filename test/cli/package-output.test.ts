@@ -82,7 +82,7 @@ built('the built package', () => {
       );
       expect(run.status).not.toBe(0);
       expect(run.stderr).toContain('ArgumentError');
-      expect(run.stderr).toMatch(/src\/onchain\/verify\.ts:\d+:\d+/);
+      expect(run.stderr).toMatch(/src\/onchain\/verify\/verify\.ts:\d+:\d+/);
       expect(run.stderr.length).toBeLessThan(4_000);
     }
   });
