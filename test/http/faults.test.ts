@@ -49,16 +49,21 @@ const routesBody = JSON.stringify({ data: [route()] });
 
 describe('faults on a real connection', () => {
   it('a connection reset mid-body: bounded attempts, then ConnectionError', async () => {
-    const { server, client } = await setup({
-      'GET /bridge/routes': (_req, res) => {
-        res.writeHead(200, {
-          'content-type': 'application/json',
-          'content-length': String(routesBody.length),
-        });
-        res.write(routesBody.slice(0, 40));
-        setTimeout(() => res.socket?.destroy(), 5);
+    const { server, client } = await setup(
+      {
+        'GET /bridge/routes': (_req, res) => {
+          res.writeHead(200, {
+            'content-type': 'application/json',
+            'content-length': String(routesBody.length),
+          });
+          res.write(routesBody.slice(0, 40));
+          setTimeout(() => res.socket?.destroy(), 5);
+        },
       },
-    });
+      // The reset is the fault: a timeout long enough that a loaded runner's first (cold) attempt
+      // is not cut short by it instead.
+      { timeoutMs: 5_000 },
+    );
     const error = await client.bridge.routes().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectionError);
     expect(server.count('GET /bridge/routes')).toBe(3);
