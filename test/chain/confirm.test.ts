@@ -28,6 +28,8 @@ import { runMain } from '../helpers/cli.js';
 const chain = await chainOrSkip();
 const ROUTE = 'base-usdc-to-bsc-usdc';
 const usdc = (amount: string) => toRawAmount(amount, 6);
+const described = (value: unknown) =>
+  JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
 
 describe.runIf(chain.ready)('confirming a user operation on a real chain', { timeout: 60_000 }, () => {
   let world: ChainWorld;
@@ -91,7 +93,8 @@ describe.runIf(chain.ready)('confirming a user operation on a real chain', { tim
     const [{ construct, signed }] = batches as [(typeof batches)[0]];
     const fromBlock = await world.client.getBlockNumber();
     const outcome = await world.submit(construct.bundle, signed);
-    expect(outcome).toMatchObject({ status: 'included', success: true });
+    // The outcome in the message: a revert here names its decoded reason (revertError).
+    expect(outcome, described(outcome)).toMatchObject({ status: 'included', success: true });
     if (outcome.status !== 'included') return;
     const receipt = await world.client.getTransactionReceipt({ hash: outcome.transactionHash });
 
@@ -151,10 +154,8 @@ describe.runIf(chain.ready)('confirming a user operation on a real chain', { tim
     });
 
     const fromBlock = await world.client.getBlockNumber();
-    expect(await world.submit(second.construct.bundle, second.signed)).toMatchObject({
-      status: 'included',
-      success: true,
-    });
+    const included = await world.submit(second.construct.bundle, second.signed);
+    expect(included, described(included)).toMatchObject({ status: 'included', success: true });
     await expect(confirmUserOperation(paramsOf(first.construct, fromBlock))).resolves.toEqual({
       status: 'superseded',
       currentNonce: nonce + 1n,
@@ -191,7 +192,7 @@ describe.runIf(chain.ready)('confirming a user operation on a real chain', { tim
     const { construct, signed } = onTheWay;
     const result = await behind.bridge.send({ userId: user.userId, intentId: construct.intentId, ...signed });
     const [outcome] = included;
-    expect(outcome).toMatchObject({ status: 'included', success: true });
+    expect(outcome, described(outcome)).toMatchObject({ status: 'included', success: true });
     expect(result).toEqual({
       transferId: construct.transferId,
       userOpHash: construct.bundle.userOpHash,
