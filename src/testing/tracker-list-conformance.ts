@@ -2,26 +2,19 @@ import { deepStrictEqual, equal, ok, rejects } from 'node:assert/strict';
 import { DEFAULTS } from '../core/defaults.js';
 import { ArgumentError } from '../errors/client-errors.js';
 import type { TrackerClient } from '../tracker/options.js';
-import type { TrackerListRequest, TrackerRecord, TrackerStore } from '../tracker/store.js';
+import {
+  TRACKER_STORE_METHODS,
+  type TrackerListRequest,
+  type TrackerRecord,
+  type TrackerStore,
+} from '../tracker/store.js';
 import { createTransferTracker } from '../tracker/tracker.js';
 import type { StoreTest } from './conformance-runner.js';
 import { advanced, fresh } from './tracker-fixtures.js';
 
 type Register = StoreTest<TrackerStore>;
 
-const OPERATIONS = [
-  'track',
-  'claimDue',
-  'claim',
-  'renew',
-  'complete',
-  'release',
-  'observe',
-  'get',
-  'users',
-  'prune',
-  'list',
-] as const;
+const OPERATIONS = [...TRACKER_STORE_METHODS, 'list'] as const;
 
 /** `store` with each operation counted, so that a test can say nothing reached it. */
 function counted(store: TrackerStore): { store: TrackerStore; calls: string[] } {

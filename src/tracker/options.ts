@@ -7,7 +7,7 @@ import type { TransferSource } from '../flows/wait.js';
 import type { Bridge } from '../resources/bridge.js';
 import type { Transfers } from '../resources/transfers.js';
 import { MemoryTrackerStore } from './memory-store.js';
-import type { TrackerStore } from './store.js';
+import { TRACKER_STORE_METHODS, type TrackerStore } from './store.js';
 
 /**
  * What the tracker needs of a client: `client.bridge.transfers.get` and `.list`, and, to say what
@@ -174,34 +174,21 @@ export interface TransferTrackerOptions {
 
 const count = z.int({ error: 'must be a whole number' }).positive('must be positive');
 
-const STORE_METHODS = [
-  'track',
-  'claimDue',
-  'claim',
-  'renew',
-  'complete',
-  'release',
-  'observe',
-  'get',
-  'users',
-  'prune',
-] as const;
-
 /** A `TrackerStore`; one that lacks methods (one written before `renew`, say) is told which. */
 const storeSchema = z.custom<TrackerStore>().superRefine((value, ctx) => {
   const missing =
     typeof value === 'object' && value !== null
-      ? STORE_METHODS.filter(
+      ? TRACKER_STORE_METHODS.filter(
           (name) => typeof (value as unknown as Record<string, unknown>)[name] !== 'function',
         )
-      : STORE_METHODS;
+      : TRACKER_STORE_METHODS;
   if (missing.length === 0) return;
   const renew = missing.includes('renew')
     ? ' (renew keeps the lease before each dispatch, so that a step that outlived its lease dispatches nothing: see TrackerStore.renew)'
     : '';
   ctx.addIssue({
     code: 'custom',
-    message: `must be a TrackerStore (${STORE_METHODS.join(', ')}): it has no ${missing.join(', ')}${renew}`,
+    message: `must be a TrackerStore (${TRACKER_STORE_METHODS.join(', ')}): it has no ${missing.join(', ')}${renew}`,
   });
 });
 const partial = <K extends string>(keys: readonly K[]) =>

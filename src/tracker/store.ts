@@ -5,6 +5,20 @@
 import type { TrackedOperation } from '../core/tracking.js';
 import type { BridgeTransfer } from '../schemas/bridge.js';
 
+/** The operations every `TrackerStore` has (`list` is optional: stores written before it keep tracking). */
+export const TRACKER_STORE_METHODS = [
+  'track',
+  'claimDue',
+  'claim',
+  'renew',
+  'complete',
+  'release',
+  'observe',
+  'get',
+  'users',
+  'prune',
+] as const;
+
 /**
  * What the tracker keeps per transfer. The tracker writes it whole through `complete`; a store
  * keeps it as given, except `observed`/`observedRank`, which it merges with what `observe` recorded

@@ -9,6 +9,7 @@ import {
   type TransferTrackerOptions,
 } from '../../src/index.js';
 import { createPartnerSimulator, PartnerSimulator, type SimulatorOptions } from '../../src/testing/index.js';
+import { TRACKER_STORE_METHODS } from '../../src/tracker/store.js';
 
 export const ROUTE = 'base-usdc-to-bsc-usdc';
 
@@ -127,26 +128,13 @@ export function statesOf(h: Harness, transferId: string): [string, string | unde
   return h.transitions.filter(([id]) => id === transferId).map(([, status, previous]) => [status, previous]);
 }
 
-const STORE_METHODS = [
-  'track',
-  'claimDue',
-  'claim',
-  'renew',
-  'complete',
-  'release',
-  'observe',
-  'get',
-  'users',
-  'prune',
-] as const;
-
 /** A store that calls `before(method)` ahead of each call of `inner` (which may reject it). */
 export function wrapStore(
   inner: TrackerStore,
-  before: (method: (typeof STORE_METHODS)[number]) => void,
+  before: (method: (typeof TRACKER_STORE_METHODS)[number]) => void,
 ): TrackerStore {
   const wrapped: Record<string, unknown> = {};
-  for (const method of STORE_METHODS) {
+  for (const method of TRACKER_STORE_METHODS) {
     wrapped[method] = async (...args: unknown[]) => {
       before(method);
       return (inner[method] as (...a: unknown[]) => Promise<unknown>).apply(inner, args);
