@@ -32,9 +32,6 @@ export default defineConfig({
   test: {
     ...base.test,
     globalSetup: [],
-    // One module graph per worker for all its files, not one per file: importing the sources and
-    // viem again for each file was half the CPU of a quick run. The full run keeps files isolated.
-    isolate: false,
     exclude: [...configDefaults.exclude, ...SLOW],
   },
 });

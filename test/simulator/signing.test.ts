@@ -68,7 +68,13 @@ describe('simulator callbackSigning: simulator → router with standardWebhooks 
     const { url, received } = await serveRecorded(router);
     sim = createPartnerSimulator({ callbacks: url, callbackSigning: { secret: SECRET } });
     const transferId = await submitted(sim);
+    // Each state once the one before reached the router: a delivery overtaken by a newer state is
+    // stale and never dispatched, and the order of deliveries in flight is the network's.
+    const seenAll = (count: number) =>
+      vi.waitFor(() => expect(seen).toHaveLength(count), { timeout: 10_000 });
+    await seenAll(1);
     sim.advance(transferId, 'source_confirmed');
+    await seenAll(2);
     sim.advance(transferId, 'delivered');
     await vi.waitFor(
       () =>
