@@ -4,10 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { privateKeyToAccount } from 'viem/accounts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PartnerClient } from '../../src/index.js';
 import { createPartnerSimulator, type PartnerSimulator } from '../../src/testing/index.js';
 import { runMain } from '../helpers/cli.js';
+import { countingFetch, leaping, useTestClock } from '../helpers/clock.js';
 
 /*
  * What the CLI prints is meant for a terminal: text the service or a file supplies cannot drive it,
@@ -148,9 +149,20 @@ describe('the CLI shows what the service or a file supplies without its control 
 });
 
 describe('errors a newcomer can act on', () => {
+  /**
+   * `main` on the test's clock, through the runtime's fetch counted: the backoff between tries
+   * leaps, and a connection being tried or a name being looked up is waited for in real time.
+   */
+  const mainLeaping = (args: string[], env: Record<string, string>) => {
+    const { fetch, busy } = countingFetch();
+    vi.stubGlobal('fetch', fetch);
+    useTestClock();
+    return leaping(runMain(args, env), busy);
+  };
+
   it('a refused connection names the code, the host and the port', async () => {
     const port = await closedPort();
-    const result = await runMain(['routes'], {
+    const result = await mainLeaping(['routes'], {
       PARTNER_BASE_URL: `http://127.0.0.1:${port}`,
       PARTNER_CLIENT_ID: 'cli_test',
       PARTNER_CLIENT_SECRET: 'sec_test_secret',
@@ -162,7 +174,7 @@ describe('errors a newcomer can act on', () => {
   });
 
   it('a host that does not resolve names the code (ENOTFOUND, or EAI_AGAIN without DNS), the host and the port', async () => {
-    const result = await runMain(['token'], {
+    const result = await mainLeaping(['token'], {
       PARTNER_BASE_URL: 'https://partner.invalid:8443',
       PARTNER_CLIENT_ID: 'cli_test',
       PARTNER_CLIENT_SECRET: 'sec_test_secret',

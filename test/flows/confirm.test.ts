@@ -9,6 +9,7 @@ import {
   ResponseValidationError,
   TimeoutError,
 } from '../../src/index.js';
+import { leaping, useTestClock } from '../helpers/clock.js';
 import { mockChain } from '../helpers/mock-chain.js';
 
 const ENTRY_POINT = '0x0000000071727de22e5e9d8baf0edac6f37da032';
@@ -214,8 +215,10 @@ describe('confirmUserOperation', () => {
         throw Object.assign(new Error('limit exceeded'), { code: -32005 });
       return undefined;
     });
+    // The backoff between tries is the SDK's of a second and more: on the test's clock, no real wait.
+    useTestClock();
     await expect(
-      confirmUserOperation({ rpc: busy.provider, ...op() }, { maxRetries: 2 }),
+      leaping(confirmUserOperation({ rpc: busy.provider, ...op() }, { maxRetries: 2 })),
     ).resolves.toMatchObject({ status: 'pending' });
     expect(busy.methods()).toEqual(['eth_call', 'eth_call', 'eth_call']);
 
@@ -230,9 +233,9 @@ describe('confirmUserOperation', () => {
 
   it('bounds each read by timeoutMs and stops at the signal', async () => {
     const hanging = { request: () => new Promise(() => {}) };
-    const timedOut = await confirmUserOperation(
-      { rpc: hanging, ...op() },
-      { timeoutMs: 20, maxRetries: 1 },
+    useTestClock();
+    const timedOut = await leaping(
+      confirmUserOperation({ rpc: hanging, ...op() }, { timeoutMs: 20, maxRetries: 1 }),
     ).catch((e: unknown) => e);
     expect(timedOut).toBeInstanceOf(TimeoutError);
     expect(timedOut).toMatchObject({ method: 'eth_call', attempts: 2 });

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { transfer } from '../../fixtures/wire.js';
 import { ArgumentError, compareQuotes, IntentNotFoundError } from '../../src/index.js';
 import { account, bridgeService } from '../helpers/bridge-service.js';
+import { leaping, useTestClock } from '../helpers/clock.js';
 import { envelopeError, json, makeClient } from '../helpers/mock-fetch.js';
 
 /** A batch's figures: 25 USDC (6 decimals) in, `out` raw of an 18-decimal token out. */
@@ -69,15 +70,17 @@ describe('bridge.execute tells an expired intent by the transfer read, not the m
         envelopeError(400, 'INTENT_NOT_FOUND', 'the intent expired'),
       'GET /bridge/transfers/tr_1': () => json({ data: transfer({ status: 'pending' }) }),
     });
-    const error = await makeClient(service)
-      .bridge.execute({
+    // The reads that look for the outcome are seconds apart: on the test's clock, no real wait.
+    useTestClock();
+    const error = await leaping(
+      makeClient(service).bridge.execute({
         userId: 'user-1',
         routeId: 'base-usdc-to-bsc-usdc',
         amount: '25.5',
         signer: account,
         requote: { maxAttempts: 2 },
-      })
-      .catch((e: unknown) => e);
+      }),
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IntentNotFoundError);
     expect(service.count('POST /bridge/construct/transaction/batch')).toBe(1);
   });

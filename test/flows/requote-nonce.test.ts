@@ -12,6 +12,7 @@ import {
 } from '../../src/index.js';
 import { freshConstruct } from '../helpers/batches.js';
 import { account, bridgeService } from '../helpers/bridge-service.js';
+import { countingFetch, leaping } from '../helpers/clock.js';
 import { faultServer, jsonReply } from '../helpers/fault-server.js';
 import { json, makeClient } from '../helpers/mock-fetch.js';
 import { onCleanup, requoteSetup, SHORT, scriptedSigner, untilAborted } from '../helpers/requote.js';
@@ -54,13 +55,17 @@ async function droppingGateway(run: Awaited<ReturnType<typeof requoteSetup>>, re
     'POST *': (req, res) => pass(req, res),
   });
   onCleanup(gateway.close);
-  return new PartnerClient({ baseUrl: gateway.url, ...run.sim.demo.credentials, maxRetries: 0 });
+  const { fetch, busy } = countingFetch();
+  return {
+    client: new PartnerClient({ baseUrl: gateway.url, ...run.sim.demo.credentials, maxRetries: 0, fetch }),
+    busy,
+  };
 }
 
 describe('bridge.execute never lets two operations of one call execute', () => {
   it('an ambiguous send never rebuilds: the lost answer is resolved by reading the transfer', async () => {
     const run = await requoteSetup();
-    const client = await droppingGateway(run, false);
+    const { client } = await droppingGateway(run, false);
     const { signer } = scriptedSigner(run.wallet, []);
     const result = await run.execute(signer, { requote: { maxAttempts: 2 } }, client);
     expect(run.constructs()).toBe(1);
@@ -71,9 +76,12 @@ describe('bridge.execute never lets two operations of one call execute', () => {
 
   it('an ambiguous send that reading cannot resolve is SubmitOutcomeUnknownError, never a rebuild', async () => {
     const run = await requoteSetup();
-    const client = await droppingGateway(run, true);
+    const { client, busy } = await droppingGateway(run, true);
     const { signer } = scriptedSigner(run.wallet, []);
-    const error = await run.execute(signer, { requote: { maxAttempts: 2 } }, client).catch((e: unknown) => e);
+    // The reads that look for the outcome are seconds apart: the clock leaps between them.
+    const error = await leaping(run.execute(signer, { requote: { maxAttempts: 2 } }, client), busy).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(SubmitOutcomeUnknownError);
     expect((error as SubmitOutcomeUnknownError).intentId).toBe(run.built()[0]!.intentId);
     expect(run.constructs()).toBe(1);

@@ -5,6 +5,7 @@ import {
   type RequoteReason,
   verifyBridgeBatch,
 } from '../../src/index.js';
+import { later } from '../helpers/clock.js';
 import { requoteSetup, SHORT, type SignerCall, scriptedSigner, untilAborted } from '../helpers/requote.js';
 
 const requoted = (progress: ExecuteProgress[]) =>
@@ -61,7 +62,7 @@ describe('bridge.execute compares every rebuild to the baseline', () => {
         // The approver takes longer than the 3 s quote lives.
         accept: async (change) => {
           asked.push(change.amountOut.deltaRaw);
-          await new Promise((resolve) => setTimeout(resolve, 3_500));
+          await later(3_500);
           return true;
         },
       },

@@ -7,6 +7,7 @@ import {
   RequoteExhaustedError,
   SigningTooSlowError,
 } from '../../src/index.js';
+import { later } from '../helpers/clock.js';
 import { CONSTRUCT, requoteSetup, SHORT, scriptedSigner } from '../helpers/requote.js';
 
 describe('bridge.execute with a slow signer, over HTTP against the simulator', () => {
@@ -37,11 +38,7 @@ describe('bridge.execute with a slow signer, over HTTP against the simulator', (
 
   it('does not call a signer whose learned budget (shared by withOptions) exceeds the time left, and rebuilds', async () => {
     const run = await requoteSetup();
-    const slow = scriptedSigner(run.wallet, [
-      () => new Promise((resolve) => setTimeout(resolve, 600)),
-      () => new Promise((resolve) => setTimeout(resolve, 600)),
-      () => new Promise((resolve) => setTimeout(resolve, 600)),
-    ]);
+    const slow = scriptedSigner(run.wallet, [() => later(600), () => later(600), () => later(600)]);
     for (let i = 0; i < 3; i++) {
       await run.client.bridge.execute({
         userId: run.userId,

@@ -4,6 +4,7 @@ import { transfer } from '../../fixtures/wire.js';
 import { createCallbackRouter, PartnerClient, TimeoutError } from '../../src/index.js';
 import { createPartnerSimulator, type PartnerSimulator } from '../../src/testing/index.js';
 import { closeCallbackServers, serveCallbacks } from '../helpers/callback-server.js';
+import { countingFetch, leaping, useTestClock } from '../helpers/clock.js';
 import { throwingLogger, warningsLogger } from '../helpers/loggers.js';
 import { json, makeClient, mockService } from '../helpers/mock-fetch.js';
 
@@ -16,8 +17,11 @@ afterEach(async () => {
 /**
  * The simulator over HTTP, delivering its callbacks with `x-callback-token: <sent>` to a router on
  * 127.0.0.1 that expects `accepted.token`; a submitted transfer of its demo user; a client over HTTP.
+ * On the test's clock: `settled` waits out the wait's naps of seconds in leaps (and in real time
+ * while a read is on its way); each test waits for the deliveries it needs before it leaps.
  */
 async function refusedSetup() {
+  useTestClock();
   const accepted = { token: 'rotated-secret' };
   const router = createCallbackRouter({
     authenticate: (request) => request.headers.get('x-callback-token') === accepted.token,
@@ -32,7 +36,9 @@ async function refusedSetup() {
   cleanup.push(() => sim.close());
   const server = await sim.listen();
   cleanup.push(() => server.close());
-  const client = new PartnerClient({ baseUrl: server.url, ...sim.demo.credentials });
+  const { fetch, busy } = countingFetch();
+  const client = new PartnerClient({ baseUrl: server.url, ...sim.demo.credentials, fetch });
+  const settled = <T>(work: Promise<T>) => leaping(work, busy);
   const { transferId } = await client.bridge.execute({
     userId: sim.demo.userId,
     routeId: 'base-usdc-to-bsc-usdc',
@@ -41,7 +47,7 @@ async function refusedSetup() {
   });
   const ids = { userId: sim.demo.userId, transferId };
   const reads = () => sim.requests.filter((r) => r.path === `/bridge/transfers/${transferId}`).length;
-  return { accepted, router, refusals, sim, client, ids, transferId, reads };
+  return { accepted, router, refusals, sim, client, ids, transferId, reads, settled };
 }
 
 const until = async (check: () => boolean) => {
@@ -50,18 +56,18 @@ const until = async (check: () => boolean) => {
 
 describe('a refused callback is not a slow transfer', () => {
   it('with every delivery refused, the wait polls at its no-router cadence and sees the transfer delivered', async () => {
-    const { router, refusals, sim, client, ids, transferId, reads } = await refusedSetup();
+    const { router, refusals, sim, client, ids, transferId, reads, settled } = await refusedSetup();
     const waiting = client.bridge.transfers.wait(ids, { router, totalTimeoutMs: 10_000 });
     await until(() => reads() >= 1);
     sim.advance(transferId, 'source_confirmed');
     sim.advance(transferId, 'delivered');
     await until(() => refusals.length >= 2);
     // The router's cadence (a first nap of 15 s) would outlast the 10 s bound.
-    expect(await waiting).toMatchObject({ status: 'delivered' });
+    expect(await settled(waiting)).toMatchObject({ status: 'delivered' });
   });
 
   it('a router that accepted deliveries and then refuses one goes back to that cadence', async () => {
-    const { accepted, router, refusals, sim, client, ids, transferId, reads } = await refusedSetup();
+    const { accepted, router, refusals, sim, client, ids, transferId, reads, settled } = await refusedSetup();
     accepted.token = 'old-secret';
     const dispatched: string[] = [];
     router.on('transfer', (t) => void dispatched.push(t.status));
@@ -73,12 +79,12 @@ describe('a refused callback is not a slow transfer', () => {
     await until(() => dispatched.includes('source_confirmed'));
     accepted.token = 'rotated-again';
     sim.advance(transferId, 'delivered');
-    expect(await waiting).toMatchObject({ status: 'delivered' });
-    expect(refusals.length).toBeGreaterThanOrEqual(1);
+    await until(() => refusals.length >= 1);
+    expect(await settled(waiting)).toMatchObject({ status: 'delivered' });
   });
 
   it('a TimeoutError names how many deliveries the router refused during the wait', async () => {
-    const { router, refusals, sim, client, ids, transferId, reads } = await refusedSetup();
+    const { router, refusals, sim, client, ids, transferId, reads, settled } = await refusedSetup();
     const before = refusals.length;
     const waiting = client.bridge.transfers.wait(ids, { router, totalTimeoutMs: 3_000 }).then(
       (): TimeoutError => expect.unreachable('the wait resolved'),
@@ -86,7 +92,9 @@ describe('a refused callback is not a slow transfer', () => {
     );
     await until(() => reads() >= 1);
     sim.advance(transferId, 'source_confirmed');
-    const error = await waiting;
+    // Each delivery reaches the router before the clock leaps on.
+    await until(() => refusals.length > before);
+    const error = await settled(waiting);
     expect(error).toBeInstanceOf(TimeoutError);
     const during = refusals.length - before;
     expect(during).toBeGreaterThanOrEqual(1);

@@ -8,6 +8,9 @@ import {
   type SignerCallContext,
 } from '../../src/index.js';
 import { createPartnerSimulator, type PartnerSimulator } from '../../src/testing/index.js';
+import { untilAborted, useTestClock } from './clock.js';
+
+export { untilAborted };
 
 export const CONSTRUCT = '/bridge/construct/transaction/batch';
 export const SUBMIT = '/bridge/transaction/batch/send';
@@ -30,9 +33,11 @@ export function onCleanup(close: () => Promise<void>): void {
 
 /**
  * The simulator over HTTP with short quotes (`quoteTtlSec`), a client to it, the demo user's real
- * key, and counts of what reached the simulator. Closed after each test.
+ * key, and counts of what reached the simulator, on the test's own clock (helpers/clock.ts), so a
+ * signer waiting out a quote waits no real time. Closed after each test.
  */
 export async function requoteSetup(options: { quoteTtlSec?: number } = {}) {
+  useTestClock();
   const sim: PartnerSimulator = createPartnerSimulator({ quoteTtlSec: options.quoteTtlSec ?? 4 });
   const server = await sim.listen();
   const client = new PartnerClient({ baseUrl: server.url, ...sim.demo.credentials });
@@ -91,12 +96,6 @@ export function scriptedSigner(
     signAuthorization: (args) => wallet.signAuthorization(args),
   };
   return { signer, calls };
-}
-
-export function untilAborted(signal: AbortSignal | undefined): Promise<void> {
-  if (!signal) return new Promise(() => {});
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }
 
 /** Short margins for quotes of a few seconds: the verifier's, and the submit margin. */
