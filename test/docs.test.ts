@@ -23,9 +23,12 @@ const MAIN_INTERFACES = [
   'CallbackRouterOptions',
 ];
 
+/** One program over every entry: they share the sources, so the compiler reads them once. */
+let program: ts.Program | undefined;
+
 /** Every export of an entry, with its doc comment and whether it shows an example. */
 function exportsOf(entry: string) {
-  const program = ts.createProgram([entry], {
+  program ??= ts.createProgram(ENTRIES, {
     module: ts.ModuleKind.NodeNext,
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
     strict: true,

@@ -11,7 +11,7 @@ import { type ChaosOptions, type ChaosResult, judge, runChaos } from '../helpers
 /**
  * A tracker fleet under chaos on each shared store: 3 worker processes with callbacks off follow
  * 300 transfers of 30 users through every ending while one worker is SIGKILLed and respawned every
- * 2 s. Nothing is mocked: the simulator over HTTP, a real redis-server, a real PostgreSQL.
+ * second. Nothing is mocked: the simulator over HTTP, a real redis-server, a real PostgreSQL.
  * Only outcomes are asserted, never timings.
  */
 
@@ -22,7 +22,7 @@ const SCENARIO = {
   transfers: 300,
   users: 30,
   workers: 3,
-  killEveryMs: 2_000,
+  killEveryMs: 1_000,
   kills: 3,
   leaseMs: 5_000,
   deadlineMs: 40_000,
