@@ -18,6 +18,7 @@ export const SLOW = [
   // Child processes: the CLI, the package's imports in a fresh Node, the built package.
   'test/cli/{cli,simulate,simulate-chain,sign,openapi,package-output,confirm}.test.ts',
   'test/import-cost.test.ts',
+  'test/exits.test.ts',
   'test/http/tracing.test.ts',
   // The TypeScript compiler over the README's blocks, the sources or the built declarations.
   'test/docs.test.ts',
