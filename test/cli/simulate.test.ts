@@ -10,7 +10,7 @@ import {
   standardWebhooks,
 } from '../../src/index.js';
 import { closeCallbackServers, serveCallbacks } from '../helpers/callback-server.js';
-import { sourceBin } from '../helpers/cli.js';
+import { runCli, sourceBin } from '../helpers/cli.js';
 
 /*
  * `partner-s2s-sdk simulate` as a test harness runs it: through a launcher such as `npx`, which
@@ -129,19 +129,7 @@ describe('simulate under a test harness', { timeout: 60_000 }, () => {
   });
 
   it('--admin-token that cannot travel in a header is a usage error (exit 2)', async () => {
-    const child = spawn(
-      process.execPath,
-      [...SOURCE_BIN, 'simulate', '--port', '0', '--admin-token', 'a b'],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    launchers.push(child);
-    let stderr = '';
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    const code = await new Promise((resolve) => child.once('exit', resolve));
+    const { code, stderr } = await runCli(['simulate', '--port', '0', '--admin-token', 'a b']);
     expect(code).toBe(2);
     expect(stderr).toMatch(/admin-?token/i);
   });
@@ -181,19 +169,7 @@ describe('simulate under a test harness', { timeout: 60_000 }, () => {
 
   it('--callback-signing-secret not in the whsec_ form is a usage error (exit 2) that does not repeat it', async () => {
     const bad = Buffer.alloc(32, 3).toString('base64');
-    const child = spawn(
-      process.execPath,
-      [...SOURCE_BIN, 'simulate', '--port', '0', '--callback-signing-secret', bad],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    launchers.push(child);
-    let stderr = '';
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    const code = await new Promise((resolve) => child.once('exit', resolve));
+    const { code, stderr } = await runCli(['simulate', '--port', '0', '--callback-signing-secret', bad]);
     expect(code).toBe(2);
     expect(stderr).toContain('whsec_');
     expect(stderr).not.toContain(bad);

@@ -12,10 +12,10 @@ import {
 } from '../../src/index.js';
 import { freshConstruct } from '../helpers/batches.js';
 import { account, bridgeService } from '../helpers/bridge-service.js';
-import { countingFetch, leaping } from '../helpers/clock.js';
+import { countingFetch, leaping, untilAborted } from '../helpers/clock.js';
 import { faultServer, jsonReply } from '../helpers/fault-server.js';
 import { json, makeClient } from '../helpers/mock-fetch.js';
-import { onCleanup, requoteSetup, SHORT, scriptedSigner, untilAborted } from '../helpers/requote.js';
+import { onCleanup, requoteSetup, SHORT, scriptedSigner } from '../helpers/requote.js';
 
 /** Passes a request on to `target` and its answer back, as a gateway in front of the service would. */
 function forward(target: string) {

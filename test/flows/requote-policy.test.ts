@@ -5,8 +5,8 @@ import {
   type RequoteReason,
   verifyBridgeBatch,
 } from '../../src/index.js';
-import { later } from '../helpers/clock.js';
-import { requoteSetup, SHORT, type SignerCall, scriptedSigner, untilAborted } from '../helpers/requote.js';
+import { later, untilAborted } from '../helpers/clock.js';
+import { requoteSetup, SHORT, type SignerCall, scriptedSigner } from '../helpers/requote.js';
 
 const requoted = (progress: ExecuteProgress[]) =>
   progress.flatMap((p) => (p.step === 'requoted' ? [p] : [])) as Extract<

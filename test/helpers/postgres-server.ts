@@ -74,13 +74,6 @@ const PGBOUNCER_BIN = ((bin) =>
 export const PGBOUNCER = PGBOUNCER_BIN !== undefined;
 export const PGBOUNCER_MISSING = `PgBouncer tests skipped: ${lookedFor('pgbouncer')} (install the Debian package pgbouncer: apt-get install -y pgbouncer)`;
 
-/** Fails under CI=true, where a skipped server test would hide a missing install step. */
-export function skipOrFail(available: boolean, missing: string): void {
-  if (available) return;
-  if (process.env.CI === 'true') throw new Error(`${missing}; CI=true does not allow skipping them`);
-  console.warn(missing);
-}
-
 /** A temporary directory the `postgres` user owns. */
 function ownedDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));

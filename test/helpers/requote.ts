@@ -10,8 +10,6 @@ import {
 import { createPartnerSimulator, type PartnerSimulator } from '../../src/testing/index.js';
 import { untilAborted, useTestClock } from './clock.js';
 
-export { untilAborted };
-
 export const CONSTRUCT = '/bridge/construct/transaction/batch';
 export const SUBMIT = '/bridge/transaction/batch/send';
 

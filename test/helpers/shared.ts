@@ -28,3 +28,14 @@ export async function fromBroker<T>(what: string): Promise<T | undefined> {
 
 /** A name no other file of the run uses: a key prefix, a database, a schema (letters, digits, `_`). */
 export const uniqueName = (label: string) => `${label}_${Math.random().toString(36).slice(2, 10)}`;
+
+/**
+ * The rule of every suite that needs a server or a tool: without it, skip with `missing` (what was
+ * looked for and where) outside CI, and fail under CI=true, where a skip would hide a missing
+ * install step.
+ */
+export function skipOrFail(available: boolean, missing: string): void {
+  if (available) return;
+  if (process.env.CI === 'true') throw new Error(`${missing}; CI=true does not allow this skip`);
+  console.warn(missing);
+}

@@ -10,9 +10,8 @@ import {
   POSTGRES_SERVER,
   type PostgresServer,
   sharedPostgres,
-  skipOrFail,
 } from '../helpers/postgres-server.js';
-import { uniqueName } from '../helpers/shared.js';
+import { skipOrFail, uniqueName } from '../helpers/shared.js';
 import { freshSchema } from './records.js';
 
 skipOrFail(POSTGRES_SERVER, POSTGRES_MISSING);

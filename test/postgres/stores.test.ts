@@ -26,9 +26,9 @@ import {
   type PostgresDatabase,
   sharedPgbouncer,
   sharedPostgres,
-  skipOrFail,
   startPostgres,
 } from '../helpers/postgres-server.js';
+import { skipOrFail } from '../helpers/shared.js';
 import { freshSchema, record, sleep } from './records.js';
 
 skipOrFail(POSTGRES_SERVER, POSTGRES_MISSING);

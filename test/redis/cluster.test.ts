@@ -12,11 +12,9 @@ import { callbackStoreConformance } from '../../src/testing/index.js';
 import { deliverToFleet } from '../helpers/callback-fleet.js';
 import { json, makeClient, mockService } from '../helpers/mock-fetch.js';
 import { REDIS_MISSING, REDIS_SERVER, type RedisServer, sharedRedis } from '../helpers/redis-server.js';
+import { skipOrFail } from '../helpers/shared.js';
 
-if (!REDIS_SERVER) {
-  if (process.env.CI === 'true') throw new Error(`${REDIS_MISSING}; CI=true does not allow skipping them`);
-  console.warn(REDIS_MISSING);
-}
+skipOrFail(REDIS_SERVER, REDIS_MISSING);
 
 const post = (body: unknown) =>
   new Request('https://partner.example/callbacks', { method: 'POST', body: JSON.stringify(body) });

@@ -19,11 +19,9 @@ import {
   sharedRedis,
   startRedis,
 } from '../helpers/redis-server.js';
+import { skipOrFail } from '../helpers/shared.js';
 
-if (!REDIS_SERVER) {
-  if (process.env.CI === 'true') throw new Error(`${REDIS_MISSING}; CI=true does not allow skipping them`);
-  console.warn(REDIS_MISSING);
-}
+skipOrFail(REDIS_SERVER, REDIS_MISSING);
 
 describe.runIf(REDIS_SERVER)('Redis stores on a real redis-server', () => {
   let server: RedisServer;

@@ -13,11 +13,9 @@ import {
   sharedRedis,
   startRedis,
 } from '../helpers/redis-server.js';
+import { skipOrFail } from '../helpers/shared.js';
 
-if (!REDIS_SERVER) {
-  if (process.env.CI === 'true') throw new Error(`${REDIS_MISSING}; CI=true does not allow skipping them`);
-  console.warn(REDIS_MISSING);
-}
+skipOrFail(REDIS_SERVER, REDIS_MISSING);
 
 type Raw = (...args: string[]) => Promise<unknown>;
 interface Client {

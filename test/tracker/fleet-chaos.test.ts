@@ -3,9 +3,9 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresTrackerStore } from '../../src/postgres/index.js';
 import { createRedisTrackerStore } from '../../src/redis/index.js';
-import { POSTGRES_MISSING, POSTGRES_SERVER, sharedPostgres, skipOrFail } from '../helpers/postgres-server.js';
+import { POSTGRES_MISSING, POSTGRES_SERVER, sharedPostgres } from '../helpers/postgres-server.js';
 import { REDIS_MISSING, REDIS_SERVER, sharedRedis } from '../helpers/redis-server.js';
-import { uniqueName } from '../helpers/shared.js';
+import { skipOrFail, uniqueName } from '../helpers/shared.js';
 import { type ChaosOptions, type ChaosResult, judge, runChaos } from '../helpers/tracker-fleet.js';
 
 /**

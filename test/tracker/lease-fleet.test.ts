@@ -4,9 +4,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { TrackerStore } from '../../src/index.js';
 import { createPostgresTrackerStore } from '../../src/postgres/index.js';
 import { createRedisTrackerStore } from '../../src/redis/index.js';
-import { POSTGRES_MISSING, POSTGRES_SERVER, sharedPostgres, skipOrFail } from '../helpers/postgres-server.js';
+import { POSTGRES_MISSING, POSTGRES_SERVER, sharedPostgres } from '../helpers/postgres-server.js';
 import { REDIS_MISSING, REDIS_SERVER, sharedRedis } from '../helpers/redis-server.js';
-import { uniqueName } from '../helpers/shared.js';
+import { skipOrFail, uniqueName } from '../helpers/shared.js';
 import { judge } from '../helpers/tracker-fleet.js';
 import { type LiveFleetOptions, runLiveFleet } from '../helpers/tracker-live-fleet.js';
 

@@ -6,8 +6,9 @@ import { TrackerError, type TrackerStore } from '../../src/index.js';
 import { createPostgresTrackerStore, PostgresStoreError } from '../../src/postgres/index.js';
 import { createRedisTrackerStore, type RedisClientLike, RedisStoreError } from '../../src/redis/index.js';
 import { createPartnerSimulator } from '../../src/testing/index.js';
-import { POSTGRES_MISSING, POSTGRES_SERVER, skipOrFail, startPostgres } from '../helpers/postgres-server.js';
+import { POSTGRES_MISSING, POSTGRES_SERVER, startPostgres } from '../helpers/postgres-server.js';
 import { REDIS_MISSING, REDIS_SERVER, startRedis } from '../helpers/redis-server.js';
+import { skipOrFail } from '../helpers/shared.js';
 import { type Harness, harness, sleep, statesOf, until } from './helpers.js';
 
 /**
