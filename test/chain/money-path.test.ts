@@ -92,8 +92,10 @@ describe.runIf(chain.ready)('the money path on a real chain', { timeout: 60_000 
 
         const before = await balances(world, wallet.address);
         const outcome = await world.submit(construct.bundle, signed);
-        // The EntryPoint hashed the operation as the SDK did, and its calls ran.
-        expect(outcome, step).toMatchObject({
+        // The EntryPoint hashed the operation as the SDK did, and its calls ran (a revert is named
+        // in the message, decoded: revertError).
+        const said = JSON.stringify(outcome, (_key, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
+        expect(outcome, `${step}: ${said}`).toMatchObject({
           status: 'included',
           success: true,
           userOpHash: verified.userOpHash,
